@@ -1,0 +1,82 @@
+"""Artifact parsers: text in, frozen dataclasses out. Standard library only."""
+
+from __future__ import annotations
+
+from compile_viz.artifacts.discover import (
+    ArtifactReader,
+    DiscoveryError,
+    find_graphs,
+    read_graph_breaks,
+)
+from compile_viz.artifacts.fx_graph import parse_fx_graph
+from compile_viz.artifacts.model import DebugParse, GraphFolder, GraphParse, ParseWarning
+from compile_viz.artifacts.output_code import parse_output_code
+from compile_viz.artifacts.provenance import parse_provenance
+from compile_viz.artifacts.scheduler_ir import parse_scheduler_ir
+
+__all__ = ["DiscoveryError", "parse_path", "parse_graph", "DebugParse", "GraphParse"]
+
+# file name -> (GraphParse field, parser)
+PARSERS = {
+    "fx_graph_readable.py": ("fx_graph", parse_fx_graph),
+    "fx_graph_transformed.py": ("post_grad_graph", parse_fx_graph),
+    "ir_pre_fusion.txt": ("pre_fusion", lambda d, path: parse_scheduler_ir(d, path=path, stage="pre_fusion")),
+    "ir_post_fusion.txt": ("post_fusion", lambda d, path: parse_scheduler_ir(d, path=path, stage="post_fusion")),
+    "output_code.py": ("output_code", parse_output_code),
+    "inductor_provenance_tracking_node_mappings.json": ("provenance", parse_provenance),
+}
+# Files whose absence is worth a warning (the provenance JSON is optional: older torch has none).
+EXPECTED = ("fx_graph_readable.py", "fx_graph_transformed.py", "ir_pre_fusion.txt", "ir_post_fusion.txt", "output_code.py")
+
+
+def parse_graph(reader: ArtifactReader, folder: GraphFolder) -> GraphParse:
+    """Parse every artifact of one graph folder; missing or unreadable files become warnings."""
+    fields: dict[str, object] = {}
+    warnings: list[ParseWarning] = []
+    for name, (field, parser) in PARSERS.items():
+        display = f"{folder.name}/{name}"
+        if name not in folder.files:
+            if name in EXPECTED:
+                warnings.append(ParseWarning(display, 0, "missing: views that need it will be partial"))
+            continue
+        data = reader.read(folder.location, name)
+        if data is None:
+            warnings.append(ParseWarning(display, 0, "could not be read"))
+            continue
+        result = parser(data, path=display)
+        fields[field] = result
+        warnings.extend(result.warnings)
+    return GraphParse(
+        folder=folder,
+        fx_graph=fields.get("fx_graph"),
+        post_grad_graph=fields.get("post_grad_graph"),
+        pre_fusion=fields.get("pre_fusion"),
+        post_fusion=fields.get("post_fusion"),
+        output_code=fields.get("output_code"),
+        provenance=fields.get("provenance"),
+        warnings=tuple(warnings),
+    )
+
+
+def parse_path(path: str) -> DebugParse:
+    """Parse every graph under `path` (a folder at any level, or a zip).
+
+    Raises DiscoveryError (one line) when the path is missing or holds no debug run.
+    """
+    import os
+
+    if not os.path.exists(path):
+        raise DiscoveryError(f"no such file or folder: {path}")
+    reader = ArtifactReader(path)
+    try:
+        folders, runs = find_graphs(reader)
+        if not folders:
+            raise DiscoveryError(
+                f"no Inductor debug artifacts under {path}: point at a torch_compile_debug folder "
+                "(made with TORCH_COMPILE_DEBUG=1), one of its run_*/graph folders, or a zip of one"
+            )
+        graphs = tuple(parse_graph(reader, f) for f in folders)
+        breaks, warnings = read_graph_breaks(reader, runs)
+    finally:
+        reader.close()
+    return DebugParse(root=path, graphs=graphs, graph_breaks=tuple(breaks), warnings=tuple(warnings))

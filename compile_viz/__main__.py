@@ -1,0 +1,5 @@
+import sys
+
+from compile_viz.cli import main
+
+sys.exit(main())

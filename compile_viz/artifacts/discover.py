@@ -1,0 +1,179 @@
+"""Find compiled graphs in a debug tree given at any level, or in a .zip of one.
+
+Accepted: a `torch_compile_debug` root, a `run_*` folder, a `torchinductor` folder, one graph
+folder (`model__0_forward_1.0`), any folder above those (a run store's run), or a `.zip` of any.
+Reading a zip never extracts it: members are read into memory, with a size cap per member.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import zipfile
+from pathlib import PurePosixPath
+
+from compile_viz.artifacts.model import GraphBreak, GraphFolder, ParseWarning
+
+ARTIFACT_FILES = (
+    "fx_graph_readable.py",
+    "fx_graph_transformed.py",
+    "fx_graph_runnable.py",
+    "ir_pre_fusion.txt",
+    "ir_post_fusion.txt",
+    "output_code.py",
+    "inductor_provenance_tracking_node_mappings.json",
+)
+DYNAMO_LOG = "debug.log"
+GRAPH_KIND = re.compile(r"_(inference|forward|backward)_")
+NUMBERS = re.compile(r"\d+")
+MAX_MEMBER_BYTES = 512 * 1024 * 1024
+SKIP_DIRS = {"inductor_cache", "__pycache__", ".git", "triton", "aotautograd"}
+
+
+class DiscoveryError(Exception):
+    """The path cannot be used at all; the message is one line a user can act on."""
+
+
+class ArtifactReader:
+    """Reads files from a folder tree or a zip through one interface: paths are POSIX, relative."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self.is_zip = os.path.isfile(root)
+        self._zip: zipfile.ZipFile | None = None
+        self.dirs: dict[str, list[str]] = {}
+        if self.is_zip:
+            try:
+                self._zip = zipfile.ZipFile(root)
+                infos = self._zip.infolist()
+            except (zipfile.BadZipFile, OSError) as exc:
+                raise DiscoveryError(f"cannot read {root} as a zip ({exc}); export the run again or unzip it first") from None
+            self.sizes = {}
+            for info in infos:
+                if info.is_dir():
+                    continue
+                p = PurePosixPath(info.filename)
+                if p.is_absolute() or ".." in p.parts:
+                    continue
+                self.dirs.setdefault(str(p.parent), []).append(p.name)
+                self.sizes[info.filename] = info.file_size
+        else:
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+                rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+                self.dirs[rel] = sorted(filenames)
+
+    def read(self, rel_dir: str, name: str) -> bytes | None:
+        """Return the file's bytes, or None if it is absent or unreadable."""
+        rel = name if rel_dir in ("", ".") else f"{rel_dir}/{name}"
+        try:
+            if self._zip is not None:
+                if self.sizes.get(rel, 0) > MAX_MEMBER_BYTES:
+                    return None
+                return self._zip.read(rel)
+            with open(os.path.join(self.root, *rel.split("/")), "rb") as fh:
+                return fh.read()
+        except (KeyError, OSError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError):
+            return None
+        except Exception:  # zlib.error and friends from a damaged member
+            return None
+
+    def close(self) -> None:
+        if self._zip is not None:
+            self._zip.close()
+
+
+def _natural(text: str) -> tuple:
+    return tuple(int(x) for x in NUMBERS.findall(text)) + (text,)
+
+
+def graph_kind(name: str) -> str:
+    m = GRAPH_KIND.search(name)
+    return m.group(1) if m else "unknown"
+
+
+def find_graphs(reader: ArtifactReader) -> tuple[list[GraphFolder], list[str]]:
+    """Return the graph folders and the run folders (those with a torchdynamo/debug.log) found."""
+    graph_dirs = [d for d, files in reader.dirs.items() if any(f in ARTIFACT_FILES for f in files)]
+    runs: dict[str, None] = {}
+    for d in graph_dirs:
+        run = _run_of(d)
+        if run is not None:
+            runs[run] = None
+    for d, files in reader.dirs.items():
+        if d.endswith("torchdynamo") and DYNAMO_LOG in files:
+            runs[_parent(d)] = None
+    many_runs = len(runs) > 1
+    graphs = []
+    for d in sorted(graph_dirs, key=lambda d: (_run_of(d) or "", _natural(PurePosixPath(d).name))):
+        name = PurePosixPath(d).name if d not in ("", ".") else PurePosixPath(reader.root).stem
+        run = _run_of(d)
+        gid = f"{PurePosixPath(run).name}/{name}" if many_runs and run else name
+        files = tuple(f for f in ARTIFACT_FILES if f in reader.dirs[d])
+        graphs.append(GraphFolder(gid, name, graph_kind(name), d, files))
+    return graphs, sorted(runs)
+
+
+def _parent(d: str) -> str:
+    parent = str(PurePosixPath(d).parent)
+    return "" if parent == "." else parent
+
+
+def _run_of(graph_dir: str) -> str | None:
+    """The run folder above `<run>/torchinductor/<graph>`, or None if the layout is different."""
+    parent = PurePosixPath(graph_dir).parent
+    if parent.name == "torchinductor":
+        return _parent(str(parent))
+    return None
+
+
+def read_graph_breaks(reader: ArtifactReader, runs: list[str]) -> tuple[list[GraphBreak], list[ParseWarning]]:
+    breaks: list[GraphBreak] = []
+    warnings: list[ParseWarning] = []
+    for run in runs:
+        rel = f"{run}/torchdynamo" if run else "torchdynamo"
+        data = reader.read(rel, DYNAMO_LOG)
+        if data is None:
+            continue
+        for gb in parse_dynamo_log(data.decode("utf-8", errors="replace")):
+            if gb not in breaks:
+                breaks.append(gb)
+    return breaks, warnings
+
+
+GB_FILE = re.compile(r'^\s*File "(.+?)", line (\d+), in (.+)$')
+GB_FROM_USER = re.compile(r"Graph break:? (?:from|in) user code", re.I)
+GB_START = re.compile(r"graph break", re.I)
+LOG_PREFIX = re.compile(r"^[VIWE]\d{4} [\d:.]+ \d+ [^\]]+\] (?:\[[^\]]*\] )?")
+
+
+def parse_dynamo_log(text: str) -> list[GraphBreak]:
+    """Return the graph breaks a torchdynamo debug.log (or a captured stderr) reports."""
+    breaks: list[GraphBreak] = []
+    reason: list[str] = []
+    waiting_for_frame = False
+    lines = [LOG_PREFIX.sub("", line) for line in text.splitlines()]
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        i += 1
+        if GB_FROM_USER.search(line):
+            waiting_for_frame = True
+            continue
+        if waiting_for_frame:
+            m = GB_FILE.match(line)
+            if m:
+                code = lines[i].strip() if i < len(lines) else ""
+                text_reason = " ".join(r.strip() for r in reason if r.strip()) or "graph break"
+                gb = GraphBreak(text_reason, m.group(1), int(m.group(2)), code)
+                if gb not in breaks:
+                    breaks.append(gb)
+                reason, waiting_for_frame = [], False
+            continue
+        if GB_START.search(line) and not reason:
+            reason = [line]
+        elif reason and line.strip():
+            reason.append(line)
+        elif reason and not line.strip():
+            pass
+    return breaks

@@ -1,0 +1,190 @@
+"""Parse `fx_graph_readable.py` (AOT graph) and `fx_graph_transformed.py` (post-grad graph).
+
+The files are what `GraphModule.print_readable()` writes: one `class` per graph (nested classes
+for sub-graphs), a `def forward(self, <inputs>)`, one statement per node, `# File:` comments
+carrying the user's source line. We read them line by line; nothing is imported or executed.
+"""
+
+from __future__ import annotations
+
+import re
+
+from compile_viz.artifacts.model import FxGraph, FxNode, ParseWarning, SourceLocation
+from compile_viz.artifacts.text import decode, names_in, parse_annotation, split_top_level
+
+CLASS_LINE = re.compile(r"^(\s*)class (\S+?)\((?:torch\.nn\.Module|torch\.fx\.GraphModule|\w[\w.]*)\):\s*$")
+FORWARD_LINE = re.compile(r"^(\s*)def forward\(self(?:, )?(.*)\):\s*$")
+FILE_COMMENT = re.compile(r"^# File: (.*?):(\d+) in (.*?)(?:, code: (.*))?$")
+NO_STACK_COMMENT = "# No stacktrace found"
+STATEMENT = re.compile(r'^(\w+)(?:: "([^"]*)")? = (.*)$')
+CLEANUP_TAIL = re.compile(r";\s+(?:\w+ = )+None\s*$")
+CALL_EXPR = re.compile(r"^([\w.]+)\((.*)\)$", re.S)
+GETITEM_EXPR = re.compile(r"^(\w+)\[(.+)\]$")
+GET_ATTR_EXPR = re.compile(r"^self\.([\w.]+)$")
+RETURN_LINE = re.compile(r"^return\b ?(.*)$")
+
+
+def parse_fx_graph(data: bytes | str, *, path: str) -> FxGraph:
+    """Return the graph of an FX `print_readable` file; never raises on content."""
+    text, replaced = decode(data)
+    warnings: list[ParseWarning] = []
+    if replaced:
+        warnings.append(ParseWarning(path, 0, "file is not valid UTF-8; bad bytes were replaced"))
+    if not text.strip():
+        warnings.append(ParseWarning(path, 0, "file is empty"))
+        return FxGraph(path, "", (), (), (), (), (), tuple(warnings))
+
+    state = _State(path, warnings)
+    for lineno, raw in enumerate(text.splitlines(), 1):
+        state.feed(lineno, raw)
+    return state.finish()
+
+
+class _State:
+    """Line-by-line builder; `graph` is "" for the top-level forward, else a sub-graph's class."""
+
+    def __init__(self, path: str, warnings: list[ParseWarning]) -> None:
+        self.path = path
+        self.warnings = warnings
+        self.class_name = ""
+        self.classes: list[tuple[int, str]] = []  # (indent, name) stack
+        self.graph: str | None = None  # None until the first forward
+        self.known: dict[str, dict[str, None]] = {}  # graph -> names defined so far
+        self.nodes: list[FxNode] = []
+        self.sub_nodes: list[FxNode] = []
+        self.subgraphs: list[str] = []
+        self.inputs: list[str] = []
+        self.outputs: list[str | None] = []
+        self.source: SourceLocation | None = None
+        self.saw_return = False
+
+    def feed(self, lineno: int, raw: str) -> None:
+        stripped = raw.strip()
+        if not stripped:
+            return
+        if stripped.startswith("#"):
+            self._comment(stripped)
+            return
+        if stripped.startswith("class "):
+            self._class(lineno, raw)
+            return
+        if stripped.startswith("def forward"):
+            self._forward(lineno, raw)
+            return
+        if self.graph is None:
+            self.warnings.append(ParseWarning(self.path, lineno, f"not understood before forward(): {stripped[:120]}"))
+            return
+        if stripped.startswith("return"):
+            self._return(lineno, stripped)
+            return
+        self._statement(lineno, stripped)
+
+    def _comment(self, stripped: str) -> None:
+        if stripped.startswith("# File: "):
+            m = FILE_COMMENT.match(stripped)
+            if m:
+                self.source = SourceLocation(m.group(1), int(m.group(2)), m.group(3), m.group(4) or "")
+        elif stripped.startswith(NO_STACK_COMMENT):
+            self.source = None
+
+    def _class(self, lineno: int, raw: str) -> None:
+        m = CLASS_LINE.match(raw)
+        if not m:
+            self.warnings.append(ParseWarning(self.path, lineno, f"class line not understood: {raw.strip()[:120]}"))
+            return
+        indent = len(m.group(1))
+        while self.classes and self.classes[-1][0] >= indent:
+            self.classes.pop()
+        self.classes.append((indent, m.group(2)))
+        if not self.class_name:
+            self.class_name = m.group(2)
+
+    def _forward(self, lineno: int, raw: str) -> None:
+        m = FORWARD_LINE.match(raw)
+        if not m:
+            self.warnings.append(ParseWarning(self.path, lineno, f"forward() signature not understood: {raw.strip()[:120]}"))
+            return
+        indent = len(m.group(1))
+        while self.classes and self.classes[-1][0] >= indent:
+            self.classes.pop()
+        owner = self.classes[-1][1] if self.classes else ""
+        self.graph = "" if owner in ("", self.class_name) else owner
+        if self.graph and self.graph not in self.subgraphs:
+            self.subgraphs.append(self.graph)
+        self.source = None
+        for param in split_top_level(m.group(2)):
+            name, _, ann = param.partition(":")
+            name = name.strip().split("=")[0].strip()
+            if not name or name.startswith("*"):
+                continue
+            dtype, shape, stride = parse_annotation(ann.strip().strip('"'))
+            node = FxNode(name, "placeholder", "", dtype, shape, stride, (), (), None, lineno, self.graph)
+            self._add(node)
+            if self.graph == "":
+                self.inputs.append(name)
+
+    def _return(self, lineno: int, stripped: str) -> None:
+        expr = RETURN_LINE.match(stripped).group(1).strip()
+        known = self.known.setdefault(self.graph, {})
+        used = names_in(expr, known)
+        node = FxNode("output", "output", "", None, None, None, tuple(used), (), self.source, lineno, self.graph)
+        self._add(node, register=False)
+        if self.graph == "":
+            inner = expr[1:-1] if expr[:1] in "([" and expr[-1:] in ")]" else expr
+            self.outputs = [None if p == "None" else p for p in split_top_level(inner)]
+            self.saw_return = True
+
+    def _statement(self, lineno: int, stripped: str) -> None:
+        m = STATEMENT.match(stripped)
+        if not m:
+            self.warnings.append(ParseWarning(self.path, lineno, f"statement not understood: {stripped[:120]}"))
+            return
+        name, ann, expr = m.group(1), m.group(2), m.group(3)
+        tail = CLEANUP_TAIL.search(expr)
+        if tail:
+            expr = expr[: tail.start()]
+        dtype, shape, stride = parse_annotation(ann) if ann else (None, None, None)
+        op, target, arg_text = _classify(expr)
+        known = self.known.setdefault(self.graph, {})
+        args = tuple(names_in(arg_text, known))
+        constants = tuple(p for p in split_top_level(arg_text) if not names_in(p, known)) if op != "get_attr" else ()
+        self._add(FxNode(name, op, target, dtype, shape, stride, args, constants, self.source, lineno, self.graph))
+
+    def _add(self, node: FxNode, register: bool = True) -> None:
+        (self.nodes if node.subgraph == "" else self.sub_nodes).append(node)
+        if register:
+            self.known.setdefault(node.subgraph, {})[node.name] = None
+
+    def finish(self) -> FxGraph:
+        if self.graph is None:
+            self.warnings.append(ParseWarning(self.path, 0, "no forward() found: file is cut or not an FX graph"))
+        elif not self.saw_return:
+            self.warnings.append(ParseWarning(self.path, 0, "no return statement: file looks cut short"))
+        return FxGraph(
+            self.path,
+            self.class_name,
+            tuple(self.nodes),
+            tuple(self.inputs),
+            tuple(self.outputs),
+            tuple(self.subgraphs),
+            tuple(self.sub_nodes),
+            tuple(self.warnings),
+        )
+
+
+def _classify(expr: str) -> tuple[str, str, str]:
+    """Return (op, target, argument text) of a node's right-hand side."""
+    m = CALL_EXPR.match(expr)
+    if m:
+        callee = m.group(1)
+        if callee.startswith("torch.ops."):
+            callee = callee[len("torch.ops.") :]
+        return "call_function", callee, m.group(2)
+    m = GETITEM_EXPR.match(expr)
+    if m:
+        return "call_function", "operator.getitem", f"{m.group(1)}, {m.group(2)}"
+    m = GET_ATTR_EXPR.match(expr)
+    if m:
+        return "get_attr", m.group(1), ""
+    # arithmetic on symbolic sizes (`2 * s0`) and other expressions: keep the text as target
+    return "call_function", "expr", expr

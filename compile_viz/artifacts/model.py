@@ -1,0 +1,320 @@
+"""The frozen dataclasses every artifact parser returns, named in Inductor's own words.
+
+Nothing here knows how a file looks; the parsers fill these in. Every parse result carries
+its own `warnings`: a line the parser did not understand, or a file that was missing or cut.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# --------------------------------------------------------------------------- common
+
+
+@dataclass(frozen=True, slots=True)
+class ParseWarning:
+    """A line the parser did not understand, or a problem with a whole file (line 0)."""
+
+    file: str
+    line: int
+    text: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.text}"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """Where in the user's code an FX node came from (`# File: path:line in fn, code: ...`)."""
+
+    file: str
+    line: int
+    function: str
+    code: str
+
+
+# --------------------------------------------------------------------------- FX graphs
+
+
+@dataclass(frozen=True, slots=True)
+class FxNode:
+    """One node of an FX graph as `print_readable` writes it."""
+
+    name: str
+    op: str  # placeholder | call_function | get_attr | output
+    target: str  # "aten.mm.default", "operator.getitem", "" for placeholders and output
+    dtype: str | None  # "f32", "bf16", "Sym" for symbolic ints; None when unannotated
+    shape: tuple[str, ...] | None  # sizes as written, symbolic ones ("s0", "2*s0") kept as text
+    stride: tuple[str, ...] | None  # only where the file writes it
+    args: tuple[str, ...]  # names of the nodes it uses, in order (the graph's edges)
+    constants: tuple[str, ...]  # the other arguments, as text
+    source: SourceLocation | None
+    line: int  # 1-based line in the file
+    subgraph: str = ""  # "" for the top-level forward, else the nested class name
+
+
+@dataclass(frozen=True, slots=True)
+class FxGraph:
+    """An FX graph file: `fx_graph_readable.py` (AOT) or `fx_graph_transformed.py` (post-grad)."""
+
+    path: str
+    class_name: str
+    nodes: tuple[FxNode, ...]  # every node of the top-level forward, output last
+    inputs: tuple[str, ...]
+    outputs: tuple[str | None, ...]  # returned names, None where `None` is returned
+    subgraphs: tuple[str, ...]  # names of nested graph classes, their nodes carry `subgraph`
+    subgraph_nodes: tuple[FxNode, ...]
+    warnings: tuple[ParseWarning, ...]
+
+    def node(self, name: str) -> FxNode | None:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        return None
+
+    @property
+    def call_nodes(self) -> tuple[FxNode, ...]:
+        return tuple(n for n in self.nodes if n.op == "call_function")
+
+
+# --------------------------------------------------------------------------- scheduler IR
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    """A read or write of a scheduler node: `MemoryDep('buf0', 100*d0 + d1, {d0: 100})`."""
+
+    kind: str  # MemoryDep | StarDep | WeakDep | ...
+    buffer: str
+    index: str  # index expression ("" for StarDep/WeakDep)
+    ranges: str  # "{d0: 100, d1: 100}" as written
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    kind: str  # FixedLayout | FlexibleLayout | NoneLayout | ...
+    device: str
+    dtype: str  # "torch.float32"
+    size: tuple[str, ...]
+    stride: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Buffer:
+    """An output buffer of a scheduler node (`buf3: ComputedBuffer`)."""
+
+    name: str
+    ir_type: str  # ComputedBuffer | ExternKernelOut | MultiOutput | ...
+    layout: Layout | None
+    users: tuple[str, ...]  # scheduler node names, "OUTPUT" for graph outputs
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerNode:
+    """One scheduler node of `ir_pre_fusion.txt` / `ir_post_fusion.txt`."""
+
+    name: str  # op3, op1_op2_op3; buf3, buf1_buf2 in older torch
+    node_type: str  # as written: "SchedulerNode(ComputedBuffer)", "FusedSchedulerNode(...)"
+    kind: str  # scheduler | extern | fused | foreach | template | nop | outer_loop | grouped | other
+    writes: tuple[Dependency, ...]
+    reads: tuple[Dependency, ...]  # unmet then met dependencies
+    unmet: tuple[str, ...]  # buffers read that other scheduler nodes write
+    outputs: tuple[Buffer, ...]
+    device: str
+    iteration: str  # group.iteration as written, e.g. "(100, 100)"
+    sizes: str
+    loop_body_ops: tuple[str, ...]  # ops.* calls of the loop body, in order ("load", "exp", ...)
+    extern_kernel: str  # "extern_kernels.mm" for extern nodes, else ""
+    members: tuple[str, ...]  # for fused/foreach/grouped: the member nodes, in order
+    line: int
+
+    @property
+    def buffer_names(self) -> tuple[str, ...]:
+        return tuple(b.name for b in self.outputs)
+
+
+@dataclass(frozen=True, slots=True)
+class FusionGroup:
+    """A node of the post-fusion IR that holds several scheduler nodes fused into one kernel."""
+
+    name: str
+    kind: str  # fused | foreach | grouped | ...
+    node_type: str
+    members: tuple[str, ...]  # member scheduler nodes, in order
+    buffers: tuple[str, ...]  # buffers written by the group
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerIR:
+    path: str
+    stage: str  # pre_fusion | post_fusion
+    nodes: tuple[SchedulerNode, ...]  # top-level nodes in file order
+    member_nodes: tuple[SchedulerNode, ...]  # nodes nested inside fused groups
+    fusion_groups: tuple[FusionGroup, ...]  # every FusedSchedulerNode header, nested ones too
+    warnings: tuple[ParseWarning, ...]
+
+
+# --------------------------------------------------------------------------- output_code.py
+
+
+@dataclass(frozen=True, slots=True)
+class KernelComments:
+    """The comments Inductor writes above a kernel definition or launch."""
+
+    source_nodes: tuple[str, ...] = ()
+    original_aten: tuple[str, ...] = ()
+    source_to_aten: tuple[tuple[str, tuple[str, ...]], ...] = ()  # "softmax => div" per line
+    graph_fragment: tuple[str, ...] = ()  # the fragment's lines, without "# "
+    provenance_handle: str = ""  # "triton_poi_fused_add_0:3" on launches
+    sorted_nodes: bool = True  # False for "Unsorted Source Nodes"
+
+
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    """A kernel defined in output_code.py (`name = async_compile.triton('name', '''...''')`)."""
+
+    name: str
+    backend: str  # triton | cpp | cuda | halide | ...
+    kind: str  # pointwise | reduction | persistent_reduction | template | foreach | split_scan | cpp | other
+    heuristics: str  # the decorator: "pointwise", "persistent_reduction", ... ("" for cpp)
+    kernel_path: str
+    comments: KernelComments
+    source: str  # the kernel's own code, as in the file (metadata: artifacts.kernel_meta)
+    line: int  # line of `name = async_compile...`
+    source_line: int  # line in output_code.py where `source` starts
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class KernelLaunch:
+    """One call in `call()`: a launch of a defined kernel, or an extern / fallback call."""
+
+    index: int  # position among launches in call()
+    kernel: str  # definition it launches, or e.g. "extern_kernels.mm", "aten._scaled_dot_product..."
+    is_extern: bool
+    args: tuple[str, ...]  # top-level argument texts
+    buffers: tuple[str, ...]  # buffer and input names among the arguments
+    outputs: tuple[str, ...]  # names assigned by the statement (`buf5 = aten...`) or `out=` buffers
+    comments: KernelComments
+    line: int
+    function: str  # "call" or "partition_0" ...
+
+
+@dataclass(frozen=True, slots=True)
+class BufferAllocation:
+    """`buf0 = empty_strided_cuda(...)`, or a reuse `buf3 = buf0; del buf0  # reuse`."""
+
+    name: str
+    kind: str  # empty_strided | reuse | alloc_from_pool | other
+    size: str
+    stride: str
+    dtype: str
+    device: str
+    reused_from: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class SizeAssert:
+    name: str
+    size: str
+    stride: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class OutputCode:
+    path: str
+    aot_id: str
+    kernels: tuple[Kernel, ...]
+    launches: tuple[KernelLaunch, ...]
+    allocations: tuple[BufferAllocation, ...]
+    asserts: tuple[SizeAssert, ...]
+    graph_inputs: tuple[str, ...]
+    returns: str  # the return statement of call(), as written
+    warnings: tuple[ParseWarning, ...]
+
+    def kernel(self, name: str) -> Kernel | None:
+        for k in self.kernels:
+            if k.name == name:
+                return k
+        return None
+
+
+# --------------------------------------------------------------------------- provenance
+
+
+@dataclass(frozen=True, slots=True)
+class ProvenanceMap:
+    """`inductor_provenance_tracking_node_mappings.json`: node and kernel mappings, as written."""
+
+    path: str
+    pre_to_post: dict[str, tuple[str, ...]]
+    post_to_pre: dict[str, tuple[str, ...]]
+    code_to_post: dict[str, tuple[str, ...]]  # "kernel:handle" -> post-grad nodes
+    post_to_code: dict[str, tuple[str, ...]]
+    warnings: tuple[ParseWarning, ...]
+
+
+# --------------------------------------------------------------------------- discovery
+
+
+@dataclass(frozen=True, slots=True)
+class GraphBreak:
+    """A graph break reported in torchdynamo/debug.log (or by the capture)."""
+
+    reason: str
+    file: str
+    line: int
+    code: str
+
+
+@dataclass(frozen=True, slots=True)
+class GraphFolder:
+    """One compiled graph found by discovery: `torchinductor/model__0_forward_1.0/`."""
+
+    id: str  # folder name, prefixed by the run's folder when several runs are present
+    name: str  # folder name
+    kind: str  # inference | forward | backward | unknown
+    location: str  # path inside the source (folder path, or "zip:member/prefix")
+    files: tuple[str, ...]  # artifact file names present
+
+
+@dataclass(frozen=True, slots=True)
+class GraphParse:
+    """Everything parsed for one compiled graph. A missing file leaves its field None."""
+
+    folder: GraphFolder
+    fx_graph: FxGraph | None  # fx_graph_readable.py (AOT)
+    post_grad_graph: FxGraph | None  # fx_graph_transformed.py
+    pre_fusion: SchedulerIR | None
+    post_fusion: SchedulerIR | None
+    output_code: OutputCode | None
+    provenance: ProvenanceMap | None
+    warnings: tuple[ParseWarning, ...]  # of all files, plus one per missing file
+
+    @property
+    def id(self) -> str:
+        return self.folder.id
+
+    @property
+    def kind(self) -> str:
+        return self.folder.kind
+
+
+@dataclass(frozen=True, slots=True)
+class DebugParse:
+    """The parse of a whole debug tree (one or several runs)."""
+
+    root: str
+    graphs: tuple[GraphParse, ...]
+    graph_breaks: tuple[GraphBreak, ...]
+    warnings: tuple[ParseWarning, ...] = field(default=())
+
+    def graph(self, graph_id: str) -> GraphParse | None:
+        for g in self.graphs:
+            if g.id == graph_id:
+                return g
+        return None

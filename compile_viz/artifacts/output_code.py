@@ -1,0 +1,395 @@
+"""Parse `output_code.py`: the kernels Inductor defined and the order `call()` runs them in.
+
+The file is Python that we never import. Kernel definitions are
+`name = async_compile.<backend>(... '''<source>''' ...)` with Inductor's comments above them;
+`call()` (and `partition_N()` when the graph is partitioned) allocates buffers, launches
+kernels (`name.run(...)` for Triton, `name(...)` for C++), and calls extern kernels
+(`extern_kernels.mm(...)`, `torch.ops.aten.<op>(...)` fallbacks). We scan it line by line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from compile_viz.artifacts.model import (
+    BufferAllocation,
+    Kernel,
+    KernelComments,
+    KernelLaunch,
+    OutputCode,
+    ParseWarning,
+    SizeAssert,
+)
+from compile_viz.artifacts.text import IDENT, decode, split_top_level
+
+AOT_ID = re.compile(r"^# AOT ID: \[?'?([^'\]]*)")
+KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(\w+)\(")
+SOURCE_END = "'''"
+CALL_DEF = re.compile(r"^(\s*)def (call|partition_\d+)\(")
+SOURCE_NODES = re.compile(r"^# (Topologically Sorted |Unsorted )?Source Nodes: \[(.*?)\](?:, Original ATen: \[(.*?)\])?")
+MAPPING_LINE = re.compile(r"^#\s+(.*?) => (.*)$")
+PROVENANCE = re.compile(r"^# \[Provenance debug handles\] (.*)$")
+KERNEL_PATH = "# kernel path: "
+HEURISTICS = re.compile(r"^@(?:triton_heuristics\.)?(\w+)\(", re.M)
+
+UNPACK_ARGS = re.compile(r"^([\w, ]+?),? = args$")
+ASSERT_SIZE = re.compile(r"^assert_size_stride\((\w+), (\(.*?\)), (\(.*?\))")
+ASSIGN = re.compile(r"^(\w+(?:, \w+)*),? = (.*)$")
+REUSE = re.compile(r"^(\w+) = (.*?); del (\w+)\s*# reuse$")
+ALLOC = re.compile(r"^(empty_strided\w*|torch\.empty_strided|empty|torch\.empty)\((\(.*?\)), (\(.*?\))(?:, (.*))?\)$")
+POOL = re.compile(r"^alloc_from_pool\((.*)\)$")
+LAUNCH_RUN = re.compile(r"^(\w+)\.run\((.*)\)$", re.S)
+PLAIN_CALL = re.compile(r"^([\w.]+)\((.*)\)$", re.S)
+OUT_KWARG = re.compile(r"\bout=(\w+)")
+BUFFER_NAME = re.compile(r"^buf\d+$")
+
+# Statements of call() that carry nothing we model, matched by prefix.
+QUIET_PREFIXES = (
+    "args.clear()",
+    "del ",
+    "with ",
+    "torch.cuda.set_device(",
+    "torch.xpu.set_device(",
+    "assert_alignment(",
+    "stream",
+    "pass",
+    "if ",
+    "else:",
+    "elif ",
+    "for ",
+    "return",
+    "run_intermediate_hooks(",
+    "torch.cuda.synchronize",
+    "graph_partition",
+    "self.partitions",
+)
+EXTERN_PREFIXES = ("extern_kernels.", "torch.ops.", "aten.", "inductor_ops.", "_quantized.")
+
+# Kernel kind from Inductor's name prefix, then from the heuristics decorator.
+KIND_BY_PREFIX = (
+    ("triton_poi_", "pointwise"),
+    ("triton_red_", "reduction"),
+    ("triton_per_", "persistent_reduction"),
+    ("triton_tem_", "template"),
+    ("triton_for_", "foreach"),
+    ("triton_spl_", "split_scan"),
+    ("triton_mix_", "reduction"),
+    ("cpp_", "cpp"),
+)
+KIND_BY_HEURISTICS = {
+    "pointwise": "pointwise",
+    "reduction": "reduction",
+    "persistent_reduction": "persistent_reduction",
+    "cooperative_reduction": "reduction",
+    "template": "template",
+    "foreach": "foreach",
+    "split_scan": "split_scan",
+    "user_autotune": "user",
+}
+BACKEND_BY_METHOD = {"cpp_pybinding": "cpp", "cpp": "cpp", "triton": "triton"}
+
+
+def kernel_kind(name: str, backend: str, heuristics: str) -> str:
+    """Return pointwise / reduction / persistent_reduction / template / foreach / split_scan / cpp / other."""
+    for prefix, kind in KIND_BY_PREFIX:
+        if name.startswith(prefix):
+            return kind
+    if heuristics in KIND_BY_HEURISTICS:
+        return KIND_BY_HEURISTICS[heuristics]
+    return "cpp" if backend == "cpp" else "other"
+
+
+def parse_output_code(data: bytes | str, *, path: str) -> OutputCode:
+    """Return the kernels and the call() sequence of an output_code.py; never raises on content."""
+    text, replaced = decode(data)
+    warnings: list[ParseWarning] = []
+    if replaced:
+        warnings.append(ParseWarning(path, 0, "file is not valid UTF-8; bad bytes were replaced"))
+    if not text.strip():
+        warnings.append(ParseWarning(path, 0, "file is empty"))
+    lines = text.splitlines()
+    parser = _Parser(path, lines, warnings)
+    parser.run()
+    return parser.result()
+
+
+def parse_comments(block: list[str]) -> KernelComments:
+    """Read Inductor's comment block above a kernel definition or a launch."""
+    source_nodes: tuple[str, ...] = ()
+    aten: tuple[str, ...] = ()
+    mapping: list[tuple[str, tuple[str, ...]]] = []
+    fragment: list[str] = []
+    handle = ""
+    sorted_nodes = True
+    section = ""
+    for line in block:
+        m = SOURCE_NODES.match(line)
+        if m:
+            sorted_nodes = m.group(1) != "Unsorted "
+            source_nodes = tuple(s.strip() for s in m.group(2).split(","))
+            aten = tuple(s.strip() for s in (m.group(3) or "").split(",") if s.strip())
+            section = ""
+            continue
+        if line.startswith("# Source node to ATen node mapping:"):
+            section = "mapping"
+            continue
+        if line.startswith("# Graph fragment:"):
+            section = "fragment"
+            continue
+        m = PROVENANCE.match(line)
+        if m:
+            handle = m.group(1).strip()
+            section = ""
+            continue
+        if section == "mapping":
+            mm = MAPPING_LINE.match(line)
+            if mm:
+                mapping.append((mm.group(1).strip(), tuple(s.strip() for s in mm.group(2).split(","))))
+                continue
+            section = ""
+        if section == "fragment" and line.startswith("#   "):
+            fragment.append(line[4:])
+    source_nodes = tuple(s for s in source_nodes if s)
+    return KernelComments(source_nodes, aten, tuple(mapping), tuple(fragment), handle, sorted_nodes)
+
+
+class _Parser:
+    def __init__(self, path: str, lines: list[str], warnings: list[ParseWarning]) -> None:
+        self.path = path
+        self.lines = lines
+        self.warnings = warnings
+        self.aot_id = ""
+        self.kernels: list[Kernel] = []
+        self.kernel_names: set[str] = set()
+        self.launches: list[KernelLaunch] = []
+        self.allocations: list[BufferAllocation] = []
+        self.asserts: list[SizeAssert] = []
+        self.inputs: list[str] = []
+        self.known: set[str] = set()
+        self.returns = ""
+        self.saw_call = False
+
+    def warn(self, lineno: int, why: str, text: str = "") -> None:
+        self.warnings.append(ParseWarning(self.path, lineno, f"{why}: {text.strip()[:120]}" if text else why))
+
+    def run(self) -> None:
+        lines = self.lines
+        n = len(lines)
+        comments: list[str] = []
+        i = 0
+        if n and (m := AOT_ID.match(lines[0])):
+            self.aot_id = m.group(1)
+        while i < n:
+            line = lines[i]
+            if line.startswith("#"):
+                comments.append(line)
+                i += 1
+                continue
+            if line.startswith("async_compile.wait"):
+                comments = []
+                i += 1
+                continue
+            m = KERNEL_DEF.match(line)
+            if m:
+                i = self._kernel(m, i, comments)
+                comments = []
+                continue
+            m = CALL_DEF.match(line)
+            if m:
+                i = self._call_body(i, len(m.group(1)), m.group(2))
+                comments = []
+                continue
+            if line.strip():
+                comments = []
+            i += 1
+        if not self.saw_call:
+            self.warn(0, "no call() function found: the file is cut short or not an Inductor output_code.py")
+
+    # ------------------------------------------------------------------ kernels
+
+    def _kernel(self, m: re.Match, i: int, comments: list[str]) -> int:
+        """Record one kernel definition starting at line index i; return the index after it."""
+        name, method = m.group(1), m.group(2)
+        lines = self.lines
+        first = lines[i]
+        start_col = first.find(SOURCE_END)
+        j = i + 1
+        if start_col < 0:  # source starts on a later line
+            while j < len(lines) and SOURCE_END not in lines[j]:
+                j += 1
+            j += 1
+        source_start = j
+        while j < len(lines) and not lines[j].startswith(SOURCE_END):
+            j += 1
+        if j >= len(lines):
+            self.warn(i + 1, f"kernel {name}: source never closed (file cut short)")
+        source = "\n".join(lines[source_start:j])
+        backend = BACKEND_BY_METHOD.get(method, method)
+        hm = HEURISTICS.search(source, 0, 4000) if backend == "triton" else None
+        heuristics = hm.group(1) if hm else ""
+        kernel_path = ""
+        for c in comments:
+            if c.startswith(KERNEL_PATH):
+                kernel_path = c[len(KERNEL_PATH) :].strip()
+        kernel = Kernel(
+            name=name,
+            backend=backend,
+            kind=kernel_kind(name, backend, heuristics),
+            heuristics=heuristics,
+            kernel_path=kernel_path,
+            comments=parse_comments(comments),
+            source=source,
+            line=i + 1,
+            source_line=source_start + 1,
+            end_line=min(j + 1, len(lines)),
+        )
+        self.kernels.append(kernel)
+        self.kernel_names.add(name)
+        return j + 1
+
+    # ------------------------------------------------------------------ call()
+
+    def _call_body(self, i: int, def_indent: int, function: str) -> int:
+        self.saw_call = True
+        lines = self.lines
+        n = len(lines)
+        i += 1
+        pending: list[str] = []
+        while i < n:
+            raw = lines[i]
+            stripped = raw.strip()
+            if not stripped:
+                i += 1
+                continue
+            indent = len(raw) - len(raw.lstrip())
+            if indent <= def_indent:
+                break
+            lineno = i + 1
+            i += 1
+            if stripped.startswith("#"):
+                pending.append(stripped)
+                continue
+            depth = _depth(stripped)
+            while depth > 0 and i < n:  # a statement over several lines
+                stripped += " " + lines[i].strip()
+                depth += _depth(lines[i])
+                i += 1
+            if self._statement(stripped, lineno, function, pending):
+                pending = []
+        return i
+
+    def _statement(self, s: str, lineno: int, function: str, pending: list[str]) -> bool:
+        """Record one statement of call(); return True when it consumed the pending comments."""
+        if s.startswith("return"):
+            if function == "call":
+                self.returns = s[len("return") :].strip()
+            return False
+        if s.startswith("assert_size_stride("):
+            m = ASSERT_SIZE.match(s)
+            if m:
+                self.asserts.append(SizeAssert(m.group(1), m.group(2), m.group(3), lineno))
+            else:
+                self.warn(lineno, "size assert not understood", s)
+            return False
+        if s.startswith(QUIET_PREFIXES):
+            return False
+        m = UNPACK_ARGS.match(s)
+        if m:
+            names = [x.strip() for x in m.group(1).split(",") if x.strip()]
+            if function == "call":
+                self.inputs = names
+            self.known.update(names)
+            return False
+        m = REUSE.match(s)
+        if m:
+            self.allocations.append(BufferAllocation(m.group(1), "reuse", "", "", "", "", m.group(3), lineno))
+            self.known.add(m.group(1))
+            return False
+        m = LAUNCH_RUN.match(s)
+        if m and (m.group(1) in self.kernel_names or m.group(1).startswith("triton_")):
+            self._launch(m.group(1), False, m.group(2), (), lineno, function, pending)
+            return True
+        m = PLAIN_CALL.match(s)
+        if m:
+            callee = m.group(1)
+            if callee in self.kernel_names:
+                self._launch(callee, False, m.group(2), (), lineno, function, pending)
+                return True
+            if callee.startswith(EXTERN_PREFIXES):
+                self._launch(callee, True, m.group(2), (), lineno, function, pending)
+                return True
+        m = ASSIGN.match(s)
+        if m:
+            return self._assignment(m.group(1), m.group(2), s, lineno, function, pending)
+        self.warn(lineno, "statement in call() not understood", s)
+        return False
+
+    def _assignment(self, lhs: str, rhs: str, s: str, lineno: int, function: str, pending: list[str]) -> bool:
+        names = tuple(x.strip() for x in lhs.split(","))
+        self.known.update(names)
+        m = ALLOC.match(rhs)
+        if m:
+            extra = split_top_level(m.group(4) or "")
+            dtype = next((e for e in extra if e.startswith("torch.") or e.startswith("dtype=")), "")
+            device = next((e for e in extra if "device" in e or e.startswith("'")), "")
+            self.allocations.append(
+                BufferAllocation(names[0], "empty_strided", m.group(2), m.group(3), dtype.removeprefix("dtype="), device, "", lineno)
+            )
+            return False
+        m = POOL.match(rhs)
+        if m:
+            self.allocations.append(BufferAllocation(names[0], "alloc_from_pool", "", "", "", "", "", lineno))
+            return False
+        m = PLAIN_CALL.match(rhs)
+        if m:
+            callee = m.group(1)
+            if callee in self.kernel_names:
+                self._launch(callee, False, m.group(2), names, lineno, function, pending)
+                return True
+            if callee.startswith(EXTERN_PREFIXES):
+                self._launch(callee, True, m.group(2), names, lineno, function, pending)
+                return True
+        # aliases, views, getitems and symbolic sizes: `buf7 = buf6[0]`, `s0 = arg0_1.size(0)`
+        if IDENT.match(rhs) or rhs.startswith(("reinterpret_tensor(", "self.partitions", "(", "[")):
+            return False
+        self.warn(lineno, "assignment in call() not understood", s)
+        return False
+
+    def _launch(self, kernel, is_extern, arg_text, outputs, lineno, function, pending) -> None:
+        args = tuple(split_top_level(arg_text))
+        buffers = []
+        for ident in IDENT.findall(arg_text):
+            if (ident in self.known or BUFFER_NAME.match(ident)) and ident not in buffers:
+                buffers.append(ident)
+        out = tuple(outputs) + tuple(OUT_KWARG.findall(arg_text))
+        kernel_name = kernel.removeprefix("torch.ops.") if is_extern else kernel
+        self.launches.append(
+            KernelLaunch(
+                index=len(self.launches),
+                kernel=kernel_name,
+                is_extern=is_extern,
+                args=args,
+                buffers=tuple(buffers),
+                outputs=out,
+                comments=parse_comments(pending),
+                line=lineno,
+                function=function,
+            )
+        )
+
+    def result(self) -> OutputCode:
+        return OutputCode(
+            path=self.path,
+            aot_id=self.aot_id,
+            kernels=tuple(self.kernels),
+            launches=tuple(self.launches),
+            allocations=tuple(self.allocations),
+            asserts=tuple(self.asserts),
+            graph_inputs=tuple(self.inputs),
+            returns=self.returns,
+            warnings=tuple(self.warnings),
+        )
+
+
+def _depth(text: str) -> int:
+    return text.count("(") + text.count("[") + text.count("{") - text.count(")") - text.count("]") - text.count("}")

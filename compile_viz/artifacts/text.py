@@ -1,0 +1,103 @@
+"""Small text helpers shared by the parsers: decoding, splitting argument lists, annotations."""
+
+from __future__ import annotations
+
+import re
+
+IDENT = re.compile(r"[A-Za-z_]\w*")
+# "f32[100, 100]" / "f32[100, 100][100, 1]cuda:0" / "i64[]" / "Sym(s77)"
+TENSOR_ANNOTATION = re.compile(r"^(\w+)\[([^\]]*)\](?:\[([^\]]*)\])?(.*)$")
+SYM_ANNOTATION = re.compile(r"^Sym\((.*)\)$")
+
+
+def decode(data: bytes | str) -> tuple[str, bool]:
+    """Return the text and whether bytes had to be replaced because they were not UTF-8."""
+    if isinstance(data, str):
+        return data, False
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="replace"), True
+
+
+def split_top_level(text: str, sep: str = ",") -> list[str]:
+    """Split on `sep` outside brackets and quotes; pieces are stripped, empty ones dropped."""
+    if sep not in text:
+        t = text.strip()
+        return [t] if t else []
+    parts: list[str] = []
+    depth = 0
+    quote = ""
+    start = 0
+    i = 0
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+        elif c == sep and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+        i += 1
+    parts.append(text[start:].strip())
+    return [p for p in parts if p]
+
+
+def matching_paren(text: str, open_at: int) -> int:
+    """Return the index of the bracket closing the one at `open_at`, or -1 if the text ends first."""
+    depth = 0
+    quote = ""
+    i = open_at
+    n = len(text)
+    while i < n:
+        c = text[i]
+        if quote:
+            if c == "\\":
+                i += 1
+            elif c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def parse_dims(text: str) -> tuple[str, ...]:
+    """`"100, s0, 2*s0"` -> ("100", "s0", "2*s0"); symbolic sizes stay text."""
+    return tuple(split_top_level(text))
+
+
+def parse_annotation(ann: str) -> tuple[str | None, tuple[str, ...] | None, tuple[str, ...] | None]:
+    """Return (dtype, shape, stride) of an FX type annotation; (None, None, None) if unknown."""
+    m = TENSOR_ANNOTATION.match(ann)
+    if m:
+        stride = parse_dims(m.group(3)) if m.group(3) is not None else None
+        return m.group(1), parse_dims(m.group(2)), stride
+    m = SYM_ANNOTATION.match(ann)
+    if m:
+        return "Sym", (m.group(1),), None
+    return None, None, None
+
+
+def names_in(text: str, known: dict[str, object] | set[str]) -> list[str]:
+    """Identifiers in `text` that are keys of `known`, in order of first appearance."""
+    seen: list[str] = []
+    for ident in IDENT.findall(text):
+        if ident in known and ident not in seen:
+            seen.append(ident)
+    return seen

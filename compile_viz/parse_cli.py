@@ -1,0 +1,131 @@
+"""`compile-viz parse PATH [--json]`: what the parsers found, as a summary or as JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from compile_viz.artifacts import DiscoveryError, parse_path
+from compile_viz.artifacts.model import FxNode, GraphParse
+
+
+def register(sub) -> None:
+    p = sub.add_parser("parse", help="parse a debug run (folder at any level, or zip) and summarise it")
+    p.add_argument("path")
+    p.add_argument("--json", action="store_true", help="print the whole parse as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    try:
+        parsed = parse_path(args.path)
+    except DiscoveryError as exc:
+        print(f"compile-viz: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        json.dump(debug_parse_json(parsed), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        for line in summary_lines(parsed):
+            print(line)
+    return 0
+
+
+def summary_lines(parsed) -> list[str]:
+    lines = []
+    for g in parsed.graphs:
+        fx = len(g.fx_graph.call_nodes) if g.fx_graph else 0
+        pg = len(g.post_grad_graph.call_nodes) if g.post_grad_graph else 0
+        oc = g.output_code
+        kernels = len(oc.kernels) if oc else 0
+        launches = sum(1 for launch in oc.launches if not launch.is_extern) if oc else 0
+        externs = sum(1 for launch in oc.launches if launch.is_extern) if oc else 0
+        groups = len(g.post_fusion.fusion_groups) if g.post_fusion else 0
+        lines.append(
+            f"{g.id} [{g.kind}]: {fx} FX ops (AOT), {pg} post-grad ops, {kernels} kernels, "
+            f"{launches} launches, {externs} extern calls, {groups} fusion groups, {len(g.warnings)} warnings"
+        )
+    for gb in parsed.graph_breaks:
+        lines.append(f"graph break at {gb.file}:{gb.line}: {gb.reason[:100]}")
+    if not parsed.graphs:
+        lines.append("no graphs found")
+    return lines
+
+
+def _node_json(n: FxNode) -> dict:
+    return {
+        "name": n.name,
+        "op": n.op,
+        "target": n.target,
+        "dtype": n.dtype,
+        "shape": list(n.shape) if n.shape is not None else None,
+        "stride": list(n.stride) if n.stride is not None else None,
+        "args": list(n.args),
+        "constants": list(n.constants),
+        "source_file": n.source.file if n.source else None,
+        "source_line": n.source.line if n.source else None,
+        "source_code": n.source.code if n.source else None,
+        "subgraph": n.subgraph,
+    }
+
+
+def graph_json(g: GraphParse) -> dict:
+    oc = g.output_code
+    post = g.post_fusion
+    return {
+        "id": g.id,
+        "kind": g.kind,
+        "files": list(g.folder.files),
+        "fx_nodes": [_node_json(n) for n in g.fx_graph.nodes] if g.fx_graph else [],
+        "post_grad_nodes": [_node_json(n) for n in g.post_grad_graph.nodes] if g.post_grad_graph else [],
+        "scheduler_nodes": [
+            {"name": n.name, "type": n.node_type, "kind": n.kind, "buffers": list(n.buffer_names)}
+            for n in (g.pre_fusion.nodes if g.pre_fusion else ())
+        ],
+        "fusion_groups": [
+            {"name": f.name, "kind": f.kind, "members": list(f.members), "buffers": list(f.buffers)}
+            for f in (post.fusion_groups if post else ())
+        ],
+        "kernels": [
+            {
+                "name": k.name,
+                "backend": k.backend,
+                "kind": k.kind,
+                "heuristics": k.heuristics,
+                "kernel_path": k.kernel_path,
+                "source": k.source,
+                "line": k.line,
+                "source_nodes": list(k.comments.source_nodes),
+                "original_aten": list(k.comments.original_aten),
+                "source_to_aten": {src: list(nodes) for src, nodes in k.comments.source_to_aten},
+                "graph_fragment": list(k.comments.graph_fragment),
+            }
+            for k in (oc.kernels if oc else ())
+        ],
+        "launches": [
+            {
+                "index": la.index,
+                "kernel": la.kernel,
+                "is_extern": la.is_extern,
+                "args": list(la.args),
+                "buffers": list(la.buffers),
+                "source_nodes": list(la.comments.source_nodes),
+                "original_aten": list(la.comments.original_aten),
+                "provenance_handle": la.comments.provenance_handle,
+                "line": la.line,
+            }
+            for la in (oc.launches if oc else ())
+        ],
+        "warnings": [str(w) for w in g.warnings],
+    }
+
+
+def debug_parse_json(parsed) -> dict:
+    return {
+        "root": parsed.root,
+        "graphs": [graph_json(g) for g in parsed.graphs],
+        "graph_breaks": [
+            {"reason": b.reason, "file": b.file, "line": b.line, "code": b.code} for b in parsed.graph_breaks
+        ],
+        "warnings": [str(w) for w in parsed.warnings],
+    }
