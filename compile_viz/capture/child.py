@@ -1,0 +1,225 @@
+"""The capture child: `python -m compile_viz.capture.child REQUEST.json`.
+
+Runs in its own process group with TORCH_COMPILE_DEBUG=1 set by the parent. Prints progress
+lines (protocol.PROGRESS_PREFIX + JSON) on stdout, writes logs/result.json at the end, exits 0
+only when the compile and every call succeeded. This is the only place torch is imported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import platform
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from compile_viz.capture import reasons
+from compile_viz.capture.options import CaptureOptions
+from compile_viz.capture.protocol import format_progress
+from compile_viz.capture.userfile import ModelRef, ModelRefError, load_spec
+
+T0 = time.monotonic()
+_state = {"phase": "starting"}  # the last phase announced, for failure reasons
+TORCH_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "autocast": "float32"}
+
+
+class ChildFailure(Exception):
+    """A failure whose one-line reason is already written for the user."""
+
+
+def emit(phase: str, message: str = "", **data: Any) -> None:
+    _state["phase"] = phase
+    print(format_progress(phase, time.monotonic() - T0, message, **data), flush=True)
+
+
+class _DynamoRecords(logging.Handler):
+    """Keeps the graph-break and recompile log records that Dynamo emits."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.graph_breaks: list[dict] = []
+        self.recompiles: list[dict] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            if record.name.endswith("__graph_breaks"):
+                self.graph_breaks.append(reasons.parse_graph_break(record.getMessage()))
+            elif record.name.endswith("__recompiles"):
+                self.recompiles.append(reasons.parse_recompile(record.getMessage()))
+        except Exception:  # a record we cannot read must never break the capture
+            pass
+
+
+def _install_dynamo_records(torch) -> _DynamoRecords:
+    # The graph_breaks / recompiles artifacts are what TORCH_LOGS=graph_breaks,recompiles shows;
+    # their records carry the reason text and the user's file:line.
+    torch._logging.set_logs(graph_breaks=True, recompiles=True)
+    handler = _DynamoRecords()
+    logging.getLogger("torch._dynamo").addHandler(handler)
+    return handler
+
+
+def _versions(torch, device: str) -> tuple[dict, dict]:
+    versions = {"torch": torch.__version__, "python": platform.python_version(),
+                "cuda": torch.version.cuda, "triton": None}
+    try:
+        import triton
+
+        versions["triton"] = triton.__version__
+    except Exception:
+        pass
+    hardware = {"device": device, "cpu": _cpu_model(), "cpu_count": _cpu_count(), "platform": platform.platform()}
+    if device.startswith("cuda"):
+        hardware["gpu"] = torch.cuda.get_device_name(device)
+    return versions, hardware
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _cpu_count() -> int | None:
+    import os
+
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+
+
+def _check_inductor_options(torch, opts: dict) -> None:
+    import torch._inductor.config as cfg
+
+    known = getattr(cfg, "_config", None)
+    for key in opts:
+        if known is not None and key in known:
+            continue
+        raise ChildFailure(f"unknown Inductor option {key!r} (not in torch._inductor.config); nothing was compiled")
+
+
+def _resolve(torch, spec, opts: CaptureOptions) -> dict:
+    """Return the settings this run really uses (device, dtype, train, dynamic...)."""
+    device = opts.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    elif device.startswith("cuda") and not torch.cuda.is_available():
+        raise ChildFailure(f"device {device!r} asked for, but torch.cuda.is_available() is False here")
+    dtype, note = (opts.dtype, "") if opts.dtype else spec.dtype_for(device)
+    train = spec.default_train if opts.train is None else opts.train
+    if train and not spec.supports_training:
+        raise ChildFailure(f"model {spec.name!r} has no training step (supports_training=False); drop --train")
+    dynamic = spec.default_dynamic if opts.dynamic is None else opts.dynamic
+    autocast_dtype = None
+    if dtype == "autocast":
+        use_bf16 = device == "cpu" or torch.cuda.is_bf16_supported()
+        autocast_dtype = "bfloat16" if use_bf16 else "float16"
+    return {"device": device, "dtype": dtype, "dtype_note": note, "train": bool(train), "dynamic": dynamic,
+            "mode": opts.mode, "fullgraph": opts.fullgraph, "autocast_dtype": autocast_dtype}
+
+
+def _default_loss(out):
+    if isinstance(out, (tuple, list)):
+        out = out[0]
+    return out.float().pow(2).mean()
+
+
+def _compile_and_run(torch, spec, settings: dict, opts: CaptureOptions, result: dict) -> None:
+    device, train = settings["device"], settings["train"]
+    tdtype = getattr(torch, TORCH_DTYPES[settings["dtype"]])
+    emit("building", f"building {spec.name} on {device} ({settings['dtype']})")
+    torch.manual_seed(0)
+    model = spec.build(device, tdtype)
+    if isinstance(model, torch.nn.Module):
+        model.train(train)
+    calls = spec.calls(device, tdtype)
+    compiled = torch.compile(model, mode=None if opts.mode == "default" else opts.mode,
+                             dynamic=settings["dynamic"], fullgraph=opts.fullgraph)
+    loss_fn = spec.loss or _default_loss
+
+    def step(args: tuple) -> None:
+        autocast = (torch.autocast(device.split(":")[0], dtype=getattr(torch, settings["autocast_dtype"]))
+                    if settings["autocast_dtype"] else contextlib.nullcontext())
+        grad = contextlib.nullcontext() if train else torch.no_grad()
+        with grad, autocast:
+            out = compiled(*args)
+            if train:
+                loss_fn(out).backward()
+        if device.startswith("cuda"):
+            torch.cuda.synchronize()
+
+    timings = result["timings"]
+    emit("compiling", "torch.compile: first call" + (" with backward" if train else ""))
+    t = time.monotonic()
+    step(calls[0])
+    timings["compile_s"] = round(time.monotonic() - t, 3)
+    for i, args in enumerate(calls[1:], start=2):
+        emit("running", f"call {i} of {len(calls)}")
+        t = time.monotonic()
+        step(args)
+        timings.setdefault("later_calls_s", []).append(round(time.monotonic() - t, 3))
+    if opts.measure:
+        emit("measuring", "measurement hook")
+        result["measure"] = _measure(torch, model, compiled, calls, settings)
+
+
+def _measure(torch, model, compiled, calls, settings) -> dict:
+    """Measurement hook (a later issue): eager vs compiled correctness, steady-state latency,
+    profiler per-kernel time, all in this same child after the capture. Returns what it measured."""
+    return {"implemented": False}
+
+
+def run(request: dict, result: dict) -> None:
+    opts = CaptureOptions.from_json(request["options"])
+    ref = ModelRef(**request["model_ref"])
+    emit("loading", "importing torch")
+    import torch
+
+    records = _install_dynamo_records(torch)
+    result["graph_breaks"], result["recompiles"] = records.graph_breaks, records.recompiles
+    _check_inductor_options(torch, opts.inductor_dict)
+    result["timings"]["import_s"] = round(time.monotonic() - T0, 3)
+    emit("loading", f"loading model {ref.label}")
+    spec = load_spec(ref)
+    result["title"], result["teaching_note"] = spec.title, spec.teaching_note
+    settings = _resolve(torch, spec, opts)
+    result["resolved"] = settings
+    result["versions"], result["hardware"] = _versions(torch, settings["device"])
+    import torch._inductor.config as inductor_config
+
+    with inductor_config.patch(opts.inductor_dict) if opts.inductor_dict else contextlib.nullcontext():
+        _compile_and_run(torch, spec, settings, opts, result)
+
+
+def main(argv: list[str]) -> int:
+    request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    result: dict[str, Any] = {"status": "failed", "reason": None, "timings": {},
+                              "graph_breaks": [], "recompiles": []}
+    try:
+        run(request, result)
+        result["status"] = "complete"
+    except (ChildFailure, ModelRefError) as e:
+        result["reason"] = str(e)
+        print(f"compile_viz: {e}", file=sys.stderr)
+    except BaseException as e:  # the model's own failures, OOM, Inductor/Triton errors
+        traceback.print_exc()
+        result["reason"] = reasons.exception_reason(e, _state["phase"])
+    finally:
+        result["phase"] = _state["phase"]
+        result["timings"]["total_s"] = round(time.monotonic() - T0, 3)
+        result["graph_breaks"] = list(result["graph_breaks"])
+        result["recompiles"] = list(result["recompiles"])
+        out = Path(request["result_path"])
+        out.write_text(json.dumps(result, indent=1, default=str), encoding="utf-8")
+    emit("done", result["reason"] or "complete", status=result["status"])
+    return 0 if result["status"] == "complete" else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

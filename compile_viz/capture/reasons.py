@@ -1,0 +1,89 @@
+"""One-line reasons: graph breaks and recompiles from Dynamo's log records, and failures.
+
+Stdlib only, so it is testable without torch: it reads message text and exception names.
+"""
+
+from __future__ import annotations
+
+import re
+
+_GB_WHERE = re.compile(r"in user code at (?P<file>.+?):(?P<line>\d+)\s*$", re.M)
+_GB_REASON = re.compile(r"Graph Break Reason:\s*(?P<reason>.*?)(?:\nUser code traceback:|\Z)", re.S)
+_RECOMPILE = re.compile(r"Recompiling function (?P<function>\S+) in (?P<file>.+?):(?P<line>\d+)")
+_GUARD = re.compile(r"^\s*-\s*(?P<guard>.+)$", re.M)
+MAX_REASON = 300
+
+
+def one_line(text: str, limit: int = MAX_REASON) -> str:
+    """Return text squeezed onto one line, cut at `limit` characters."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def _summary(reason: str) -> str:
+    lines = [ln.strip() for ln in reason.splitlines() if ln.strip()]
+    # The first line is often the generic "Encountered graph break when attempting to trace ...".
+    if len(lines) > 1 and lines[0].startswith("Encountered graph break"):
+        return lines[1]
+    return lines[0] if lines else ""
+
+
+def parse_graph_break(message: str) -> dict:
+    """Return {file, line, summary, reason, duplicate} from a graph_breaks log record."""
+    where = _GB_WHERE.search(message.splitlines()[0] if message else "")
+    why = _GB_REASON.search(message)
+    reason = why.group("reason").strip() if why else message.strip()
+    return {
+        "file": where.group("file") if where else None,
+        "line": int(where.group("line")) if where else None,
+        "summary": one_line(_summary(reason)),
+        "reason": reason,
+        "duplicate": "duplicate graph break" in message.splitlines()[0] if message else False,
+    }
+
+
+def parse_recompile(message: str) -> dict:
+    """Return {function, file, line, reason, guards} from a recompiles log record."""
+    m = _RECOMPILE.search(message)
+    guards = [g.group("guard").strip() for g in _GUARD.finditer(message)]
+    return {
+        "function": m.group("function") if m else None,
+        "file": m.group("file") if m else None,
+        "line": int(m.group("line")) if m else None,
+        "reason": one_line("; ".join(guards) or message),
+        "guards": guards,
+    }
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen, out = set(), []
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return out
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def exception_reason(exc: BaseException, phase: str) -> str:
+    """Return a one-line reason for an exception raised in the child during `phase`."""
+    chain = _chain(exc)
+    names = [type(e).__name__ for e in chain]
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    for e in chain:
+        if type(e).__name__ == "OutOfMemoryError" or "CUDA out of memory" in str(e):
+            return one_line(f"CUDA out of memory while {phase}: {_first_line(e)}")
+    for e in chain:
+        if type(e).__name__ == "CompilationError" or "triton" in type(e).__module__.lower():
+            return one_line(f"Triton compile error while {phase}: {type(e).__name__}: {_first_line(e)}")
+    if "BackendCompilerFailed" in names or "InductorError" in names:
+        inner = chain[-1]
+        return one_line(f"Inductor failed while {phase}: {type(inner).__name__}: {_first_line(inner)}")
+    if names[0] in ("Unsupported", "UserError") and phase == "compiling":
+        return one_line(f"Dynamo could not trace the model (fullgraph?): {_first_line(exc)}")
+    return one_line(f"model raised {type(exc).__name__} while {phase}: {_first_line(exc)}")

@@ -1,0 +1,233 @@
+"""The parent side of a capture: spawn the child, relay progress, enforce timeout and cancel,
+store the run. Torch-free: importing this does not import torch.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import platform
+import queue
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+
+from compile_viz.capture.options import CaptureOptions
+from compile_viz.capture.protocol import REQUEST_FILE, RESULT_FILE, Progress, parse_progress
+from compile_viz.capture.reasons import one_line
+from compile_viz.capture.userfile import ModelRef, ModelRefError, resolve_model_ref
+from compile_viz.store import Run, RunStore
+
+REPO_ROOT = Path(__file__).resolve().parents[2]  # holds compile_viz/ and sample_models/
+STDERR_TAIL = 4000
+ProgressCallback = Callable[[Progress], None]
+
+
+def capture(model: str, options: CaptureOptions | None = None, *, store: RunStore | None = None,
+            on_progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> Run:
+    """Return the stored Run of compiling `model` in a child process; never raises for a failed capture.
+
+    `model` is a sample name, "path.py" or "path.py:NAME". `on_progress` is called on this thread
+    with each Progress; setting `cancel` kills the child's process group and stores a failed run.
+    """
+    options = options or CaptureOptions()
+    store = store or RunStore()
+    started = time.monotonic()
+    meta = {"schema": 1, "model": model, "model_source": None, "options": options.to_json(),
+            "created": _now(), "status": "failed", "reason": None, "timings": {},
+            "graph_breaks": [], "recompiles": [], "host": host_info()}
+    try:
+        ref = resolve_model_ref(model)
+    except ModelRefError as e:
+        ref, meta["reason"] = None, str(e)
+    label = ref.label if ref else "invalid"
+    run_id, tmp = store.begin(label)
+    try:
+        if ref is not None:
+            meta.update(model=label, model_source=ref.kind, model_ref=asdict(ref))
+            meta.update(_run_child(ref, options, tmp, on_progress, cancel))
+    except Exception as e:  # the capture machinery itself failed; still store what we have
+        meta["reason"] = one_line(f"capture failed: {type(e).__name__}: {e}")
+    meta["timings"]["wall_s"] = round(time.monotonic() - started, 3)
+    meta["finished"] = _now()
+    run = store.commit(run_id, tmp, meta)
+    _relay(on_progress, Progress("stored", meta["timings"]["wall_s"], str(run.path),
+                                 {"status": run.status, "reason": run.reason}))
+    return run
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+
+
+def _relay(callback: ProgressCallback | None, progress: Progress) -> None:
+    if callback is None:
+        return
+    try:
+        callback(progress)
+    except Exception:  # a broken UI callback must not break the capture
+        pass
+
+
+def child_env(tmp: Path) -> dict[str, str]:
+    """Return the child's environment: debug output in the run folder, caches off and fresh."""
+    env = dict(os.environ)
+    cache = tmp / "inductor_cache"
+    env.update(
+        TORCH_COMPILE_DEBUG="1",
+        TORCH_COMPILE_DEBUG_DIR=str(tmp / "debug"),
+        TORCH_TRACE=str(tmp / "trace"),
+        TORCHINDUCTOR_FORCE_DISABLE_CACHES="1",
+        TORCHINDUCTOR_CACHE_DIR=str(cache),
+        TRITON_CACHE_DIR=str(cache / "triton"),
+        PYTHONUNBUFFERED="1",
+        PYTHONPATH=os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p),
+    )
+    return env
+
+
+def _run_child(ref: ModelRef, options: CaptureOptions, tmp: Path, on_progress: ProgressCallback | None,
+               cancel: threading.Event | None) -> dict:
+    """Run the child to the end, timeout or cancel; return the meta fields it produced."""
+    logs = tmp / "logs"
+    request = {"model_ref": asdict(ref), "options": options.to_json(), "result_path": str(logs / RESULT_FILE)}
+    (logs / REQUEST_FILE).write_text(json.dumps(request, indent=1), encoding="utf-8")
+    env = child_env(tmp)
+    env.update(dict(options.extra_env))
+    with open(logs / "stderr.txt", "wb") as err:
+        proc = subprocess.Popen([sys.executable, "-m", "compile_viz.capture.child", str(logs / REQUEST_FILE)],
+                                cwd=tmp, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=err, start_new_session=True)
+        ended, last_phase = _watch(proc, logs / "stdout.txt", options.timeout_s, on_progress, cancel)
+    shutil.rmtree(tmp / "inductor_cache", ignore_errors=True)
+    return _outcome(tmp, proc.returncode, ended, last_phase, options.timeout_s)
+
+
+def _watch(proc: subprocess.Popen, stdout_path: Path, timeout_s: float, on_progress: ProgressCallback | None,
+           cancel: threading.Event | None) -> tuple[str, str]:
+    """Relay progress until the child exits; return (how it ended, last phase seen)."""
+    lines: queue.Queue = queue.Queue()
+    reader = threading.Thread(target=_read_stdout, args=(proc, stdout_path, lines), daemon=True)
+    reader.start()
+    deadline = time.monotonic() + timeout_s
+    ended, last_phase = "exited", "starting"
+    while True:
+        try:
+            item = lines.get(timeout=0.1)
+            if item is None:  # stdout closed: the child (and everything holding the pipe) is gone
+                break
+            last_phase = item.phase
+            _relay(on_progress, item)
+            continue
+        except queue.Empty:
+            pass
+        if cancel is not None and cancel.is_set():
+            ended = "cancelled"
+        elif time.monotonic() > deadline:
+            ended = "timeout"
+        elif proc.poll() is not None and not reader.is_alive():
+            break
+        if ended != "exited":
+            kill_group(proc)
+            break
+    proc.wait()
+    _kill_leftovers(proc)
+    reader.join(timeout=5)
+    return ended, last_phase
+
+
+def _read_stdout(proc: subprocess.Popen, stdout_path: Path, lines: queue.Queue) -> None:
+    with open(stdout_path, "wb") as out:
+        for raw in proc.stdout:
+            out.write(raw)
+            out.flush()
+            progress = parse_progress(raw.decode("utf-8", "replace").rstrip("\n"))
+            if progress is not None:
+                lines.put(progress)
+    lines.put(None)
+
+
+def kill_group(proc: subprocess.Popen, grace_s: float = 3.0) -> None:
+    """Terminate the child's whole process group (compile workers included), then kill it."""
+    if os.name != "posix":
+        proc.kill()
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=grace_s)
+    except ProcessLookupError:
+        return
+    except subprocess.TimeoutExpired:
+        pass
+    _kill_leftovers(proc)
+
+
+def _kill_leftovers(proc: subprocess.Popen) -> None:
+    # Workers that outlive the child (e.g. Inductor's compile pool) share its process group.
+    if os.name == "posix":
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _outcome(tmp: Path, returncode: int, ended: str, last_phase: str, timeout_s: float) -> dict:
+    """Return the meta fields from the child's result file, its exit and the debug tree."""
+    logs = tmp / "logs"
+    try:
+        result = json.loads((logs / RESULT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        result = {}
+    stderr_tail = _tail(logs / "stderr.txt")
+    meta = {k: v for k, v in result.items() if k not in ("status", "reason")}
+    meta.update(exit_code=returncode, stderr_tail=stderr_tail, phase=result.get("phase", last_phase))
+    meta.setdefault("timings", {})
+    meta["graphs"] = inductor_graphs(tmp / "debug")
+    if ended == "timeout":
+        reason = f"timed out after {timeout_s:g} s while {last_phase}; the child's process group was killed"
+    elif ended == "cancelled":
+        reason = f"cancelled while {last_phase}; the child's process group was killed"
+    elif result.get("status") == "complete" and returncode == 0:
+        reason = None if meta["graphs"] else "torch wrote no Inductor graph folders under debug/ (warm cache?)"
+    elif result.get("reason"):
+        reason = result["reason"]
+    elif returncode is not None and returncode < 0:
+        reason = f"child process died from {_signal_name(-returncode)} while {last_phase}"
+    else:
+        last = next((ln for ln in reversed(stderr_tail.splitlines()) if ln.strip()), "")
+        reason = one_line(f"child exited with code {returncode} while {last_phase}: {last}")
+    meta["status"] = "complete" if reason is None else "failed"
+    meta["reason"] = reason
+    return meta
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def _tail(path: Path, limit: int = STDERR_TAIL) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return data[-limit:].decode("utf-8", "replace")
+
+
+def inductor_graphs(debug_dir: Path) -> list[str]:
+    """Return the Inductor graph folders (relative to debug/) that hold an output_code.py."""
+    found = sorted(p.parent for p in debug_dir.glob("**/torchinductor/*/output_code.py"))
+    return [p.relative_to(debug_dir).as_posix() for p in found]
+
+
+def host_info() -> dict:
+    return {"node": platform.node(), "platform": platform.platform()}
