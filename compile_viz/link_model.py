@@ -1,0 +1,92 @@
+"""What the linking layer returns: one index per compiled graph, answering both ways
+user source line <-> AOT FX node <-> post-grad FX node <-> scheduler node <-> fusion group
+<-> kernel <-> launch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+AOT = "aot"  # fx_graph_readable.py
+POST_GRAD = "post_grad"  # fx_graph_transformed.py
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchLink:
+    """One launch in call() with everything it was made from."""
+
+    index: int  # position in call()
+    kernel: str  # kernel definition name, or e.g. "extern_kernels.mm"
+    is_extern: bool
+    kind: str  # pointwise | reduction | persistent_reduction | template | foreach | cpp | extern | ...
+    post_grad_nodes: tuple[str, ...]  # in graph order
+    fx_nodes: tuple[str, ...]  # AOT graph nodes, in graph order
+    scheduler_nodes: tuple[str, ...]  # pre-fusion scheduler nodes it runs
+    fusion_group: str  # post-fusion node it runs ("op1_op2_op3", or "op0" when not fused)
+    buffers: tuple[str, ...]  # buffers it writes (of its fusion group)
+    source_lines: tuple[tuple[str, int], ...]  # user (file, line) pairs, sorted
+    evidence: str  # provenance | comments | structure | order : how the post-grad nodes were found
+    line: int  # line of the launch in output_code.py
+
+
+@dataclass(frozen=True, slots=True)
+class NodeLink:
+    """Where one FX node went."""
+
+    name: str
+    graph: str  # AOT | POST_GRAD
+    launches: tuple[int, ...]  # launch indices
+    no_kernel_reason: str  # "" when it has launches
+
+
+@dataclass(frozen=True, slots=True)
+class GroupLink:
+    """A post-fusion scheduler node (a fusion group, or a single node) and what became of it."""
+
+    name: str
+    kind: str  # fused | scheduler | extern | foreach | template | nop | ...
+    members: tuple[str, ...]  # pre-fusion scheduler nodes, in order
+    buffers: tuple[str, ...]  # buffers its members write
+    fused_away: tuple[str, ...]  # of those, the ones only read inside the group: never reach memory
+    launches: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class GraphSummary:
+    fx_ops: int  # call_function nodes of the AOT graph
+    post_grad_ops: int
+    kernels: int  # kernel definitions
+    launches: int  # launches of defined kernels
+    extern_calls: int
+    fusion_groups: int  # groups with more than one member
+    ops_per_kernel: float  # post-grad ops mapped to kernel launches / kernel launches
+
+
+@dataclass(frozen=True)
+class GraphIndex:
+    """The links of one compiled graph; lookups go both ways."""
+
+    graph_id: str
+    launches: tuple[LaunchLink, ...]
+    nodes: dict[tuple[str, str], NodeLink]  # (graph, name) -> link
+    groups: tuple[GroupLink, ...]
+    summary: GraphSummary
+    warnings: tuple[str, ...] = field(default=())
+
+    def node(self, name: str, graph: str = POST_GRAD) -> NodeLink | None:
+        return self.nodes.get((graph, name))
+
+    def launches_of_kernel(self, kernel: str) -> tuple[LaunchLink, ...]:
+        return tuple(la for la in self.launches if la.kernel == kernel)
+
+    def launches_of_node(self, name: str, graph: str = POST_GRAD) -> tuple[LaunchLink, ...]:
+        link = self.nodes.get((graph, name))
+        return tuple(self.launches[i] for i in link.launches) if link else ()
+
+    def launches_of_line(self, file: str, line: int) -> tuple[LaunchLink, ...]:
+        return tuple(la for la in self.launches if (file, line) in la.source_lines)
+
+    def group(self, name: str) -> GroupLink | None:
+        for g in self.groups:
+            if g.name == name:
+                return g
+        return None
