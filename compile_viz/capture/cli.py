@@ -1,0 +1,184 @@
+"""`compile-viz capture | capture-all | runs | export | import`; torch-free and streamlit-free.
+
+`python -m compile_viz.capture.cli ...` works too, without the rest of the CLI (for a headless
+GPU box that has only torch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from pathlib import Path
+
+from compile_viz.capture.options import DEFAULT_TIMEOUT_S, DTYPES, MODES, CaptureOptions, parse_option
+from compile_viz.capture.protocol import Progress
+from compile_viz.capture.runner import capture
+from compile_viz.capture.userfile import ModelRefError, resolve_model_ref
+from compile_viz.store import Run, RunStore, StoreError
+
+
+def register(sub) -> None:
+    """Add capture, capture-all, runs, export and import to an argparse subparsers object."""
+    p = sub.add_parser("capture", help="compile a model with TORCH_COMPILE_DEBUG=1 and store the run")
+    p.add_argument("model", help="sample name, path.py or path.py:NAME")
+    _add_capture_options(p)
+    p.set_defaults(func=cmd_capture)
+
+    p = sub.add_parser("capture-all", help="capture every sample model and export each to DIR/<model>.zip")
+    p.add_argument("--out", required=True, help="folder for the zips")
+    p.add_argument("--only", nargs="+", metavar="MODEL", help="capture only these samples")
+    _add_capture_options(p, per_model=False)
+    p.set_defaults(func=cmd_capture_all)
+
+    p = sub.add_parser("runs", help="list stored runs, newest first")
+    p.add_argument("query", nargs="?", help="text to search in id, model, device, mode, dtype, reason")
+    p.add_argument("--status", choices=("complete", "failed"))
+    p.add_argument("--limit", type=int, default=50)
+    p.add_argument("--home", help="store folder (default $COMPILE_VIZ_HOME or ~/.compile_viz)")
+    p.set_defaults(func=cmd_runs)
+
+    p = sub.add_parser("export", help="write a run to one zip")
+    p.add_argument("run", help="run id (or a unique part of it) or run folder")
+    p.add_argument("out", help="OUT.zip")
+    p.add_argument("--home")
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("import", help="import a run zip into the store")
+    p.add_argument("zip", help="FILE.zip")
+    p.add_argument("--home")
+    p.set_defaults(func=cmd_import)
+
+
+def _add_capture_options(p: argparse.ArgumentParser, per_model: bool = True) -> None:
+    p.add_argument("--device", default="auto", help="auto (cuda when available, else cpu), cpu, cuda, cuda:N")
+    p.add_argument("--mode", default="default", choices=MODES)
+    p.add_argument("--dynamic", choices=("none", "true", "false"), default=None,
+                   help="torch.compile(dynamic=...); default: the sample's own choice")
+    p.add_argument("--fullgraph", action="store_true")
+    if per_model:
+        p.add_argument("--dtype", choices=DTYPES, default=None, help="default: the sample's own dtype")
+        p.add_argument("--train", action=argparse.BooleanOptionalAction, default=None,
+                       help="compile a training step (forward, loss, backward); default: the sample's own")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an Inductor config option (torch._inductor.config), repeatable")
+    p.add_argument("--measure", action="store_true", help="run the measurement hook after the capture")
+    p.add_argument("--home", help="store folder (default $COMPILE_VIZ_HOME or ~/.compile_viz)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds before the child is killed")
+
+
+def _options(args) -> CaptureOptions:
+    dynamic = {None: None, "none": None, "true": True, "false": False}[args.dynamic]
+    return CaptureOptions.make(
+        device=args.device, mode=args.mode, dynamic=dynamic, fullgraph=args.fullgraph,
+        dtype=getattr(args, "dtype", None), train=getattr(args, "train", None), timeout_s=args.timeout,
+        measure=args.measure, inductor_options=dict(parse_option(o) for o in args.option))
+
+
+def _print_progress(p: Progress) -> None:
+    if p.phase != "stored":
+        print(f"[{p.elapsed_s:7.1f}s] {p.phase:<10} {p.message}", flush=True)
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"compile-viz: {message}", file=sys.stderr)
+    return code
+
+
+def capture_interruptibly(model: str, options: CaptureOptions, store: RunStore) -> Run:
+    """Return capture(...) run on a worker thread, so that Ctrl-C cancels the child cleanly."""
+    cancel, box = threading.Event(), {}
+    worker = threading.Thread(target=lambda: box.setdefault(
+        "run", capture(model, options, store=store, on_progress=_print_progress, cancel=cancel)))
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.2)
+    except KeyboardInterrupt:
+        cancel.set()
+        worker.join()
+    return box["run"]
+
+
+def cmd_capture(args) -> int:
+    try:
+        options, store = _options(args), RunStore(args.home)
+        resolve_model_ref(args.model)  # a bad name or a refused file is an error here, not a stored run
+    except (ValueError, OSError, ModelRefError) as e:
+        return _fail(str(e), 2)
+    run = capture_interruptibly(args.model, options, store)
+    if not run.ok:
+        print(f"compile-viz: capture failed: {run.reason}", file=sys.stderr)
+    print(run.path)
+    return 0 if run.ok else 1
+
+
+def cmd_capture_all(args) -> int:
+    from sample_models import sample_names
+
+    try:
+        options, store = _options(args), RunStore(args.home)
+    except (ValueError, OSError) as e:
+        return _fail(str(e), 2)
+    names = args.only or sample_names()
+    out = Path(args.out)
+    failed = []
+    for name in names:
+        print(f"== {name}", flush=True)
+        run = capture_interruptibly(name, options, store)
+        if run.ok:
+            zip_path = store.export_run(run.id, out / f"{name}.zip")
+            size_mb = zip_path.stat().st_size / 1e6
+            t = run.meta.get("timings", {})
+            print(f"ok     {name:<32} compile {t.get('compile_s', 0):7.1f}s  graphs {len(run.meta.get('graphs', [])):3d}"
+                  f"  breaks {len(run.meta.get('graph_breaks', [])):2d}  {size_mb:6.2f} MB  -> {zip_path}", flush=True)
+        else:
+            failed.append(name)
+            print(f"FAILED {name:<32} {run.reason}  (run kept at {run.path})", flush=True)
+    print(f"captured {len(names) - len(failed)} of {len(names)}" + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+def cmd_runs(args) -> int:
+    try:
+        runs = RunStore(args.home).list_runs(args.query, status=args.status, limit=args.limit)
+    except (OSError, StoreError) as e:
+        return _fail(str(e))
+    for run in runs:
+        m = run.meta
+        r = m.get("resolved") or m.get("options") or {}
+        compile_s = (m.get("timings") or {}).get("compile_s")
+        when = str(m.get("created", ""))[:19].replace("T", " ")
+        cols = [run.id, run.status, when, str(r.get("device", "?")), str(r.get("dtype") or "-"),
+                f"{compile_s:.1f}s" if compile_s is not None else "-", run.reason or ""]
+        print("  ".join(cols).rstrip())
+    if not runs:
+        print("no runs", file=sys.stderr)
+    return 0
+
+
+def cmd_export(args) -> int:
+    try:
+        print(RunStore(args.home).export_run(args.run, args.out))
+    except (OSError, StoreError) as e:
+        return _fail(str(e))
+    return 0
+
+
+def cmd_import(args) -> int:
+    try:
+        print(RunStore(args.home).import_zip(args.zip).path)
+    except (OSError, StoreError) as e:
+        return _fail(str(e))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compile_viz.capture.cli", description=__doc__)
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(argv)
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
