@@ -1,0 +1,39 @@
+"""Kernel source -> highlighted HTML (Pygments, inline styles, line numbers of output_code.py)."""
+
+from __future__ import annotations
+
+import html
+
+from pygments import highlight
+from pygments.formatters import HtmlFormatter
+from pygments.lexers import CppLexer, PythonLexer
+
+STYLE = "default"
+_WRAP = ('<div class="cv-code" style="overflow:auto;max-height:{h}px;font-size:12px;'
+         'border:1px solid #ddd;border-radius:4px">{body}</div>')
+
+
+def highlight_code(source: str, *, language: str = "python", first_line: int = 1,
+                   marked: tuple[int, ...] = (), height_px: int = 560) -> str:
+    """Return `source` as highlighted HTML with line numbers from `first_line`; `marked` lines
+    (numbered like the display) get a background. Pygments escapes the text."""
+    lexer = CppLexer() if language in ("cpp", "c++", "c") else PythonLexer()
+    fmt = HtmlFormatter(style=STYLE, noclasses=True, linenos="inline", linenostart=first_line,
+                        hl_lines=[n - first_line + 1 for n in marked], wrapcode=True)
+    return _WRAP.format(h=height_px, body=highlight(source, lexer, fmt))
+
+
+def kernel_language(backend: str) -> str:
+    """Return the Pygments language of a kernel backend."""
+    return "cpp" if backend in ("cpp", "cpp_wrapper", "cuda") else "python"
+
+
+def plain_lines_html(lines: list[tuple[int, str, bool]], *, height_px: int = 360) -> str:
+    """Return numbered lines (number, text, marked) as escaped HTML; marked lines highlighted."""
+    rows = []
+    for number, text, marked in lines:
+        bg = "background:#fff3bf;" if marked else ""
+        rows.append(f'<div style="{bg}white-space:pre"><span style="color:#999;display:inline-block;'
+                    f'width:4em;text-align:right;margin-right:1em">{number}</span>{html.escape(text)}</div>')
+    body = '<div style="font-family:monospace;font-size:12px;padding:4px">' + "".join(rows) + "</div>"
+    return _WRAP.format(h=height_px, body=body)

@@ -1,0 +1,224 @@
+"""FX graph -> DOT text: one cluster per kernel launch, coloured by kernel kind.
+
+Three shapes of the same picture: every node (small graphs), one box per launch with the
+selected launches opened up (large graphs), and the k-hop neighbourhood of the selection.
+Everything taken from the artifacts is escaped for DOT here.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+from compile_viz.artifacts.model import FxGraph, FxNode
+from compile_viz.link_model import POST_GRAD, GraphIndex, LaunchLink
+from compile_viz.render.palette import NO_KERNEL, SELECTED, kind_color, kind_label
+
+INPUTS, OUTPUTS = "__inputs__", "__outputs__"
+MAX_TOOLTIP_NODES = 25
+
+
+@dataclass(frozen=True)
+class GraphView:
+    """What to draw: which graph, how folded, what is selected, where clicks go."""
+
+    graph: str = POST_GRAD  # link_model.AOT or POST_GRAD: whose node names to look up
+    collapsed: bool = False  # one box per launch, except the launches in `expanded`
+    expanded: frozenset[int] = field(default_factory=frozenset)
+    selected_launches: frozenset[int] = field(default_factory=frozenset)
+    selected_nodes: frozenset[str] = field(default_factory=frozenset)
+    hops: int = 0  # > 0: only nodes within `hops` edges of the selection, all opened up
+    link: str = ""  # query-string prefix ("?run=..&graph=..") for clickable nodes; "" = none
+
+
+def dot_quote(text: str) -> str:
+    """Return `text` as a DOT double-quoted string (backslashes, quotes and newlines escaped)."""
+    text = str(text).replace("\\", "\\\\").replace('"', '\\"')
+    return '"' + text.replace("\r", "").replace("\n", "\\n") + '"'
+
+
+def short_target(target: str) -> str:
+    """Return an op's name without the `aten.` prefix and `.default` overload."""
+    for prefix in ("torch.ops.aten.", "aten."):
+        if target.startswith(prefix):
+            target = target[len(prefix):]
+    return target.removesuffix(".default")
+
+
+def shape_text(node: FxNode) -> str:
+    """Return "f32[32, 1024]" (or what is known of it)."""
+    shape = f"[{', '.join(node.shape)}]" if node.shape is not None else ""
+    return f"{node.dtype or ''}{shape}"
+
+
+def node_launches(fx: FxGraph, index: GraphIndex, graph: str) -> dict[str, tuple[int, ...]]:
+    """Return node name -> the launches that compute it (empty when none)."""
+    out = {}
+    for n in fx.nodes:
+        link = index.node(n.name, graph)
+        out[n.name] = tuple(link.launches) if link else ()
+    return out
+
+
+def neighbourhood(fx: FxGraph, seeds: set[str], hops: int) -> set[str]:
+    """Return the nodes within `hops` edges (either direction) of `seeds`."""
+    adj: dict[str, set[str]] = {n.name: set() for n in fx.nodes}
+    for n in fx.nodes:
+        for a in n.args:
+            if a in adj:
+                adj[n.name].add(a)
+                adj[a].add(n.name)
+    seen = {s for s in seeds if s in adj}
+    frontier = deque((s, 0) for s in seen)
+    while frontier:
+        name, d = frontier.popleft()
+        if d == hops:
+            continue
+        for m in adj[name]:
+            if m not in seen:
+                seen.add(m)
+                frontier.append((m, d + 1))
+    return seen
+
+
+def _href(view: GraphView, **params: object) -> str:
+    return view.link + "".join(f"&{k}={quote(str(v), safe='')}" for k, v in params.items())
+
+
+def _node_stmt(node: FxNode, launches: tuple[int, ...], index: GraphIndex, view: GraphView) -> str:
+    """Return the DOT statement of one FX node."""
+    if node.op == "placeholder":
+        label, attrs = f"{node.name}\n{shape_text(node)}", {"shape": "invhouse", "fillcolor": "#e7f5ff"}
+    elif node.op == "output":
+        label, attrs = "output", {"shape": "house", "fillcolor": "#e7f5ff"}
+    else:
+        label = f"{node.name}\n{short_target(node.target)}\n{shape_text(node)}"
+        attrs = {"shape": "box", "fillcolor": "#ffffff"}
+        if not launches:
+            attrs["style"] = "filled,dashed"
+    tip = [f"{node.name} = {node.target or node.op}", shape_text(node)]
+    if node.source:
+        tip.append(f"{node.source.file}:{node.source.line}  {node.source.code}")
+    tip.append(", ".join(f"#{i} {index.launches[i].kernel}" for i in launches if i < len(index.launches))
+               or "no kernel")
+    attrs.setdefault("style", "filled")
+    if node.name in view.selected_nodes:
+        attrs.update(color=SELECTED, penwidth="3")
+    attrs.update(label=label, tooltip="\n".join(t for t in tip if t))
+    if view.link:
+        attrs.update(URL=_href(view, node=node.name), target="_top")
+    return f"  {dot_quote(node.name)} [{_attrs(attrs)}];"
+
+
+def _attrs(attrs: dict[str, str]) -> str:
+    return ", ".join(f"{k}={dot_quote(v)}" for k, v in attrs.items())
+
+
+def _launch_title(launch: LaunchLink) -> str:
+    return f"#{launch.index} {launch.kernel}"
+
+
+def _launch_box(launch: LaunchLink, members: list[str], view: GraphView) -> str:
+    """Return the DOT statement of a collapsed launch: one box."""
+    tip = [f"{_launch_title(launch)} ({kind_label(launch.kind)})", *members[:MAX_TOOLTIP_NODES]]
+    if len(members) > MAX_TOOLTIP_NODES:
+        tip.append(f"... {len(members) - MAX_TOOLTIP_NODES} more")
+    attrs = {"shape": "box", "style": "filled,rounded", "fillcolor": kind_color(launch.kind),
+             "label": f"{_launch_title(launch)}\n{len(members)} ops", "tooltip": "\n".join(tip)}
+    if launch.index in view.selected_launches:
+        attrs.update(color=SELECTED, penwidth="3")
+    if view.link:
+        attrs.update(URL=_href(view, kernel=launch.kernel, launch=launch.index), target="_top")
+    return f"  {dot_quote(f'L{launch.index}')} [{_attrs(attrs)}];"
+
+
+def _cluster(launch: LaunchLink, stmts: list[str], view: GraphView) -> list[str]:
+    selected = launch.index in view.selected_launches
+    attrs = {"label": f"{_launch_title(launch)} ({kind_label(launch.kind)})", "style": "filled,rounded",
+             "fillcolor": kind_color(launch.kind), "color": SELECTED if selected else "#555555",
+             "penwidth": "3" if selected else "1", "tooltip": _launch_title(launch)}
+    if view.link:
+        attrs.update(URL=_href(view, kernel=launch.kernel, launch=launch.index), target="_top")
+    head = [f"  subgraph {dot_quote(f'cluster_L{launch.index}')} {{"]
+    head += [f"    {k}={dot_quote(v)};" for k, v in attrs.items()]
+    return head + ["  " + s for s in stmts] + ["  }"]
+
+
+def fx_dot(fx: FxGraph, index: GraphIndex, view: GraphView) -> str:
+    """Return the DOT text of `fx` drawn as `view` says."""
+    launches_of = node_launches(fx, index, view.graph)
+    by_name = {n.name: n for n in fx.nodes}
+    keep = set(by_name)
+    if view.hops > 0:
+        seeds = set(view.selected_nodes)
+        for name, ls in launches_of.items():
+            if set(ls) & view.selected_launches:
+                seeds.add(name)
+        if seeds:
+            keep = neighbourhood(fx, seeds, view.hops)
+
+    def unit(n: FxNode) -> str | None:
+        """The box a node is drawn in; None: folded into whatever feeds it."""
+        if not view.collapsed or view.hops > 0:
+            return n.name
+        ls = launches_of[n.name]
+        if ls and ls[0] < len(index.launches) and ls[0] not in view.expanded:
+            return f"L{ls[0]}"
+        if n.op == "placeholder":
+            return INPUTS
+        if n.op == "output":
+            return OUTPUTS
+        return n.name if ls else None
+
+    units: dict[str, str | None] = {n.name: unit(n) for n in fx.nodes if n.name in keep}
+    sources: dict[str, frozenset[str]] = {}
+    edges: dict[tuple[str, str], None] = {}
+    for n in fx.nodes:
+        if n.name not in keep:
+            continue
+        feeding = frozenset().union(*(sources.get(a, frozenset()) for a in n.args))
+        u = units[n.name]
+        sources[n.name] = frozenset((u,)) if u else feeding
+        if u:
+            for s in feeding:
+                if s != u:
+                    edges[(s, u)] = None
+
+    lines = ["digraph fx {", '  graph [rankdir="TB", fontname="Helvetica", fontsize="10", nodesep="0.15", '
+             'ranksep="0.3", tooltip=" "];', '  node [fontname="Helvetica", fontsize="9", height="0.2", margin="0.05"];',
+             '  edge [arrowsize="0.5", color="#777777"];']
+    in_cluster: dict[int, list[str]] = {}
+    folded: dict[int, list[str]] = {}
+    counts = {INPUTS: 0, OUTPUTS: 0}
+    for n in fx.nodes:
+        u = units.get(n.name)
+        if u is None:
+            continue
+        if u in counts:
+            counts[u] += 1
+        elif u.startswith("L") and u not in by_name:
+            folded.setdefault(int(u[1:]), []).append(n.name)
+        else:
+            ls = launches_of[n.name]
+            stmt = _node_stmt(n, ls, index, view)
+            if ls and ls[0] < len(index.launches) and n.op == "call_function":
+                in_cluster.setdefault(ls[0], []).append(stmt)
+            else:
+                lines.append(stmt)
+    for u, label, shape in ((INPUTS, "inputs", "invhouse"), (OUTPUTS, "outputs", "house")):
+        if counts[u]:
+            lines.append(f"  {dot_quote(u)} [{_attrs({'shape': shape, 'style': 'filled', 'fillcolor': '#e7f5ff', 'label': f'{label} ({counts[u]})', 'tooltip': label})}];")
+    for i, members in folded.items():
+        lines.append(_launch_box(index.launches[i], members, view))
+    for i, stmts in in_cluster.items():
+        lines.extend(_cluster(index.launches[i], stmts, view))
+    lines += [f"  {dot_quote(s)} -> {dot_quote(d)};" for s, d in edges]
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def kinds_present(index: GraphIndex) -> list[str]:
+    """Return the kernel kinds of this graph's launches, plus 'no kernel', for the legend."""
+    seen = list(dict.fromkeys(la.kind for la in index.launches))
+    return seen + [NO_KERNEL]

@@ -1,0 +1,68 @@
+"""Summary cards of one compiled graph: counts from the parse and the index, facts from the run's meta."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compile_viz.artifacts.model import GraphParse
+from compile_viz.link_model import GraphIndex
+
+
+@dataclass(frozen=True)
+class Card:
+    label: str
+    value: str
+    help: str = ""
+
+
+def graph_cards(graph: GraphParse, index: GraphIndex) -> list[Card]:
+    """Return the per-graph cards: FX ops, kernels, launches, extern calls, ops per kernel."""
+    oc = graph.output_code
+    fx_ops = len(graph.fx_graph.call_nodes) if graph.fx_graph else 0
+    post_ops = len(graph.post_grad_graph.call_nodes) if graph.post_grad_graph else 0
+    kernels = len(oc.kernels) if oc else 0
+    launches = sum(1 for la in oc.launches if not la.is_extern) if oc else 0
+    externs = sum(1 for la in oc.launches if la.is_extern) if oc else 0
+    per = index.summary.ops_per_kernel if index.summary.launches else (post_ops / launches if launches else 0.0)
+    return [
+        Card("FX ops", str(fx_ops), f"call_function nodes: {fx_ops} AOT, {post_ops} post-grad"),
+        Card("kernels", str(kernels), "kernel definitions in output_code.py"),
+        Card("launches", str(launches), "launches of generated kernels in call()"),
+        Card("extern calls", str(externs), "library calls (mm, conv, attention...) in call()"),
+        Card("ops / kernel", f"{per:.1f}", "post-grad ops per generated-kernel launch: how much fusion bought"),
+    ]
+
+
+def run_cards(meta: dict) -> list[Card]:
+    """Return the per-run cards: compile time, versions, device."""
+    cards = []
+    timings = meta.get("timings") or {}
+    if timings.get("compile_s") is not None:
+        cards.append(Card("compile time", f"{timings['compile_s']:.1f} s", "first call, compile included"))
+    versions = meta.get("versions") or {}
+    if versions.get("torch"):
+        tri = f" · triton {versions['triton']}" if versions.get("triton") else ""
+        cards.append(Card("versions", f"torch {versions['torch']}{tri}", ""))
+    hw = meta.get("hardware") or {}
+    if hw.get("gpu") or hw.get("cpu"):
+        cards.append(Card("device", str(hw.get("gpu") or hw.get("cpu")), str(hw.get("device", ""))))
+    return cards
+
+
+@dataclass(frozen=True)
+class BreakRow:
+    reason: str
+    where: str
+    code: str
+
+
+def graph_break_rows(meta: dict, parsed_breaks: tuple) -> list[BreakRow]:
+    """Return the graph breaks: from the capture's records when there are any, else from debug.log."""
+    rows = []
+    for b in meta.get("graph_breaks") or []:
+        where = f"{b.get('file', '')}:{b.get('line', '')}".strip(":")
+        rows.append(BreakRow(str(b.get("summary") or b.get("reason") or ""), where, ""))
+    if not rows:
+        for b in parsed_breaks:
+            rows.append(BreakRow(b.reason, f"{b.file}:{b.line}" if b.file else "", b.code))
+    return rows

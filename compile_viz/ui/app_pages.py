@@ -1,0 +1,23 @@
+"""The pages st.navigation shows, in order."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+_PAGES: dict[str, st.Page] = {}
+
+
+def pages() -> list:
+    from compile_viz.ui import compile_page, runs_page, viewer
+
+    _PAGES.update(
+        viewer=st.Page(viewer.page, title="Viewer", icon=":material/account_tree:", url_path="viewer", default=True),
+        compile=st.Page(compile_page.page, title="Compile", icon=":material/play_arrow:", url_path="compile"),
+        runs=st.Page(runs_page.page, title="Runs", icon=":material/folder_open:", url_path="runs"),
+    )
+    return list(_PAGES.values())
+
+
+def page_object(name: str) -> st.Page:
+    """Return the st.Page registered under `name` (for st.switch_page)."""
+    return _PAGES[name]

@@ -1,0 +1,68 @@
+"""Cached loaders: parse and index once per run and graph, lay out once per view.
+
+Parses and indexes are frozen objects, shared across sessions (cache_resource, no copy);
+the SVG of a view is a string (cache_data), keyed by run, graph and the view's repr.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from compile_viz.artifacts import DebugParse, parse_path
+from compile_viz.link_model import GraphIndex
+from compile_viz.linking import build_index
+from compile_viz.render.fx_dot import GraphView, fx_dot
+from compile_viz.render.svg import dot_to_svg
+from compile_viz.store import RunStore
+from compile_viz.ui.runs import RunInfo, find_source, path_stamp, resolve
+
+
+@st.cache_resource(show_spinner=False)
+def get_store() -> RunStore:
+    return RunStore()
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _run_info(key: str, stamp: float) -> RunInfo:
+    return resolve(key, get_store())
+
+
+def run_info(key: str) -> RunInfo:
+    """Return the RunInfo of `key` (StoreError when there is none)."""
+    return _run_info(key, path_stamp(key))
+
+
+@st.cache_resource(max_entries=8, show_spinner="Parsing the debug artifacts…")
+def _parse(key: str, stamp: float) -> DebugParse:
+    return parse_path(run_info(key).debug_path)
+
+
+def load_parse(key: str) -> DebugParse:
+    """Return the parse of a run (DiscoveryError when it holds no debug artifacts)."""
+    return _parse(key, path_stamp(key))
+
+
+@st.cache_resource(max_entries=32, show_spinner="Linking kernels to nodes…")
+def _index(key: str, stamp: float, graph_id: str) -> GraphIndex:
+    return build_index(load_parse(key).graph(graph_id))
+
+
+def load_index(key: str, graph_id: str) -> GraphIndex:
+    return _index(key, path_stamp(key), graph_id)
+
+
+@st.cache_data(max_entries=256, show_spinner="Laying out the graph…")
+def _svg(key: str, stamp: float, graph_id: str, fx_name: str, view_key: str, _view: GraphView) -> str:
+    graph = load_parse(key).graph(graph_id)
+    fx = graph.fx_graph if fx_name == "aot" else graph.post_grad_graph
+    return dot_to_svg(fx_dot(fx, load_index(key, graph_id), _view))
+
+
+def load_svg(key: str, graph_id: str, fx_name: str, view: GraphView) -> str:
+    """Return the SVG of one view of a graph (LayoutError when Graphviz fails)."""
+    return _svg(key, path_stamp(key), graph_id, fx_name, repr(view), view)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def load_source(file: str, roots: tuple[str, ...]) -> tuple[str, str] | None:
+    return find_source(file, roots)

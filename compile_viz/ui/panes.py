@@ -1,0 +1,116 @@
+"""The four linked panes of the viewer: graph, code, fusion groups, source. Arrangement only."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from compile_viz.artifacts.kernel_meta import kernel_meta
+from compile_viz.artifacts.model import GraphParse
+from compile_viz.link_model import AOT, GraphIndex
+from compile_viz.render import panels
+from compile_viz.render.code_html import highlight_code, kernel_language
+from compile_viz.render.fx_dot import GraphView, fx_dot, kinds_present
+from compile_viz.render.notes import ARTIFACT_NOTES, KIND_NOTES
+from compile_viz.render.palette import legend_html
+from compile_viz.render.selection import Selection
+from compile_viz.render.svg import LayoutError, have_dot, svg_panel
+from compile_viz.ui import loaders
+from compile_viz.ui.runs import RunInfo
+
+MAX_GRAPHVIZ_CHART_NODES = 400  # st.graphviz_chart lays out in the browser: keep it small
+
+
+def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str, view: GraphView,
+               zoom: float) -> None:
+    fx = graph.fx_graph if fx_name == AOT else graph.post_grad_graph
+    note = ARTIFACT_NOTES["fx_graph_readable.py" if fx_name == AOT else "fx_graph_transformed.py"]
+    if fx is None:
+        st.warning(f"This graph has no {'fx_graph_readable.py' if fx_name == AOT else 'fx_graph_transformed.py'}; "
+                   "try the other FX graph.")
+        return
+    st.html(legend_html(kinds_present(index)))
+    if have_dot():
+        try:
+            svg = loaders.load_svg(info.key, graph.id, fx_name, view)
+        except LayoutError as e:
+            st.error(str(e))
+            return
+        st.html(svg_panel(svg, height_px=720, zoom=zoom))
+        st.caption("Click a node or a kernel box to select it. " + ("Collapsed: one box per launch; "
+                   "the selected launch opens up." if view.collapsed and not view.hops else ""))
+    else:
+        dot = fx_dot(fx, index, view)
+        if dot.count("->") > MAX_GRAPHVIZ_CHART_NODES and not view.collapsed:
+            st.info("Graphviz's `dot` is not installed here; showing the collapsed view. "
+                    "Install the `graphviz` package for the full, clickable graph.")
+        st.graphviz_chart(dot, use_container_width=True)
+    with st.popover("About this graph"):
+        st.markdown(note)
+
+
+def code_pane(graph: GraphParse, index: GraphIndex, sel: Selection) -> None:
+    oc = graph.output_code
+    if sel.empty or not sel.launches:
+        st.info("Select a kernel (or a node) to see its code." if sel.empty
+                else f"Node `{sel.node}` runs in no kernel: "
+                     f"{_no_kernel_reason(index, sel.node)}")
+        if oc is not None:
+            with st.popover("About output_code.py"):
+                st.markdown(ARTIFACT_NOTES["output_code.py"])
+        return
+    launch = index.launches[min(sel.launches)]
+    kernel = oc.kernel(launch.kernel) if oc else None
+    st.markdown(f"**`{launch.kernel}`** · launch #{launch.index}"
+                + (f" of {len(sel.launches)}" if len(sel.launches) > 1 else ""))
+    meta = None
+    if kernel is not None:
+        try:
+            meta = kernel_meta(kernel)
+        except Exception:  # metadata is a nicety; a kernel we cannot read still shows its code
+            meta = None
+    st.html(panels.meta_table_html(panels.kernel_meta_rows(kernel, meta, launch.kind)))
+    with st.popover(f"About {launch.kind.replace('_', ' ')} kernels"):
+        st.markdown(KIND_NOTES.get(launch.kind, KIND_NOTES["none"]))
+    if kernel is not None:
+        st.html(highlight_code(kernel.source, language=kernel_language(kernel.backend),
+                               first_line=kernel.source_line, height_px=520))
+    else:
+        st.caption("An extern call: Inductor generated no code for it, it calls a library.")
+    launches = [la for la in (oc.launches if oc else ()) if la.kernel == launch.kernel]
+    with st.expander(f"Launches in call() ({len(launches)})", expanded=kernel is None):
+        st.html(panels.launches_html(launches, sel.launches))
+
+
+def _no_kernel_reason(index: GraphIndex, node: str) -> str:
+    for graph in ("post_grad", "aot"):
+        link = index.node(node, graph)
+        if link and link.no_kernel_reason:
+            return link.no_kernel_reason
+    return "not linked to a launch (a view, an input, or folded into its users' indexing)."
+
+
+def groups_pane(graph: GraphParse, index: GraphIndex, sel: Selection) -> None:
+    if sel.groups:
+        g = index.group(sel.groups[0])
+        if g is not None:
+            st.markdown(f"**Group `{g.name}`**: {len(g.members)} scheduler node(s), "
+                        f"writes {len(g.buffers)} buffer(s), {len(g.fused_away)} fused away")
+    st.html(panels.groups_html(index, sel.launches, height_px=320))
+    with st.popover("About fusion"):
+        st.markdown(ARTIFACT_NOTES["ir_pre_fusion.txt"] + "\n\n" + ARTIFACT_NOTES["ir_post_fusion.txt"])
+
+
+def source_pane(info: RunInfo, graph: GraphParse, sel: Selection) -> None:
+    snippets = panels.source_snippets([g for g in (graph.fx_graph, graph.post_grad_graph) if g])
+    files = list(dict.fromkeys([f for f, _ in sel.source_lines] + list(snippets)))
+    if not files:
+        st.info("The FX graphs name no source lines (no `# File:` comments).")
+        return
+    file = files[0] if len(files) == 1 else st.selectbox("Source file", files, key="source_file")
+    marked = {ln for f, ln in sel.source_lines if f == file}
+    found = loaders.load_source(file, info.source_roots)
+    if found:
+        st.caption(f"`{found[0]}`" + (f" · {len(marked)} line(s) feed the selection" if marked else ""))
+    else:
+        st.caption(f"`{file}` is not on this machine: showing the lines the FX comments quote.")
+    st.html(panels.source_html(found[1] if found else None, snippets.get(file, {}), marked, height_px=320))

@@ -1,0 +1,125 @@
+"""Which run a key names, and where its files are: a thin layer over the run store.
+
+Keys, as they appear in `?run=`: a store run id, `bundled:NAME` for a zip in sample_runs/,
+`path:/server/path` for a debug folder or zip given by path (or an upload that had no meta.json).
+No streamlit here, so the pages and the tests share it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from compile_viz.store import RunStore, StoreError, bundled_runs, open_bundled
+
+REPO = Path(__file__).resolve().parents[2]
+BUNDLED, PATH = "bundled:", "path:"
+MAX_SOURCE_BYTES = 2 * 1024**2
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A run as the viewer needs it."""
+
+    key: str
+    title: str
+    debug_path: str  # what parse_path reads
+    meta: dict = field(default_factory=dict, repr=False)
+    source_roots: tuple[str, ...] = ()  # folders where the user's source files may be found
+
+    @property
+    def ok(self) -> bool:
+        return self.meta.get("status", "complete") == "complete"
+
+    @property
+    def reason(self) -> str:
+        return str(self.meta.get("reason") or "the capture failed (no reason recorded)")
+
+    @property
+    def stderr_tail(self) -> str:
+        return str(self.meta.get("stderr_tail") or "")
+
+
+def default_run_key(store: RunStore) -> str | None:
+    """Return the latest complete run in the store, else the first bundled run (gpt_small first)."""
+    latest = store.list_runs(status="complete", limit=1)
+    if latest:
+        return latest[0].id
+    names = [b.name for b in bundled_runs()]
+    if not names:
+        return None
+    return BUNDLED + ("gpt_small" if "gpt_small" in names else names[0])
+
+
+def resolve(key: str, store: RunStore) -> RunInfo:
+    """Return the RunInfo of `key`; StoreError (one line) when there is no such run."""
+    if key.startswith(PATH):
+        path = Path(key[len(PATH):]).expanduser()
+        if not path.exists():
+            raise StoreError(f"no such file or folder on the server: {path}")
+        roots = [path.parent, path.parent.parent, path.parent.parent.parent] if path.is_dir() else [path.parent]
+        return RunInfo(key, path.name, str(path), {}, tuple(str(r) for r in roots))
+    run = open_bundled(key[len(BUNDLED):], store) if key.startswith(BUNDLED) else store.get(key)
+    meta = dict(run.meta)
+    roots = [run.path, run.path / "source"]
+    ref = meta.get("model_ref") or {}
+    if ref.get("kind") == "sample":
+        roots.append(REPO / "sample_models")
+    if ref.get("path"):
+        roots.append(Path(ref["path"]).parent)
+    title = meta.get("title") or meta.get("model") or run.id
+    label = f"{title} · {run.id}" if not key.startswith(BUNDLED) else f"{title} · bundled run {key[len(BUNDLED):]}"
+    return RunInfo(key, label, str(run.debug_dir), meta, tuple(str(r) for r in roots))
+
+
+def find_source(file: str, roots: tuple[str, ...]) -> tuple[str, str] | None:
+    """Return (path, text) of a user's source file named in a `# File:` comment, or None.
+
+    Only .py files, only small ones: the name comes from an artifact that may not be ours.
+    Tried as written, then by base name under each root (the run folder, the samples...).
+    """
+    if not file.endswith(".py"):
+        return None
+    candidates = [Path(file)] if os.path.isabs(file) else []
+    candidates += [Path(r) / Path(file).name for r in roots]
+    for c in candidates:
+        try:
+            if c.is_file() and c.stat().st_size <= MAX_SOURCE_BYTES:
+                return str(c), c.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    return None
+
+
+def save_upload(name: str, data: bytes, store: RunStore) -> str:
+    """Return the run key of an uploaded zip: imported into the store when it is a run export
+    (meta.json at its root), else kept as a debug-tree zip. StoreError (one line) if unusable."""
+    uploads = store.home / "uploads"
+    uploads.mkdir(parents=True, exist_ok=True)
+    path = uploads / f"{hashlib.sha256(data).hexdigest()[:16]}.zip"
+    path.write_bytes(data)
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+    except (OSError, zipfile.BadZipFile) as e:
+        path.unlink(missing_ok=True)
+        raise StoreError(f"{name} is not a zip file ({e}); upload a run exported by compile-viz "
+                         "or a zip of a torch_compile_debug folder") from None
+    if "meta.json" in names or any(n.count("/") == 1 and n.endswith("/meta.json") for n in names):
+        run = store.import_zip(path)
+        path.unlink(missing_ok=True)
+        return run.id
+    return PATH + str(path)
+
+
+def path_stamp(key: str) -> float:
+    """Return the modification time behind a path: key (0 for store and bundled runs, which never change)."""
+    if not key.startswith(PATH):
+        return 0.0
+    try:
+        return os.stat(key[len(PATH):]).st_mtime
+    except OSError:
+        return -1.0

@@ -1,0 +1,160 @@
+"""The viewer page: a run, a graph, and its FX graph, code, fusion groups and source, linked."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from compile_viz.artifacts import DiscoveryError
+from compile_viz.link_model import AOT, POST_GRAD
+from compile_viz.render.fx_dot import GraphView
+from compile_viz.render.notes import ARTIFACT_NOTES
+from compile_viz.render.selection import select
+from compile_viz.render.summary import graph_break_rows, graph_cards, run_cards
+from compile_viz.store import StoreError
+from compile_viz.ui import loaders, panes, state
+from compile_viz.ui.runs import default_run_key
+
+COLLAPSE_ABOVE = 300  # nodes: above this a graph opens collapsed, one box per launch
+VIEWS = {POST_GRAD: "post-grad graph", AOT: "AOT graph"}
+LAYOUTS = ("auto", "full", "collapsed")
+
+
+def page() -> None:
+    key = state.get("run") or default_run_key(loaders.get_store())
+    if not key:
+        st.info("No runs yet: compile a model on the Compile page, or load a run on the Runs page.")
+        return
+    try:
+        info = loaders.run_info(key)
+    except StoreError as e:
+        st.error(str(e))
+        return
+    st.subheader(info.title)
+    if not info.ok:
+        st.error(f"This run failed: {info.reason}")
+        if info.stderr_tail:
+            with st.expander("stderr (last lines)"):
+                st.code(info.stderr_tail, language=None)
+        return
+    try:
+        parse = loaders.load_parse(key)
+    except DiscoveryError as e:
+        st.error(str(e))
+        return
+    if info.meta.get("teaching_note"):
+        with st.expander("About this model"):
+            st.markdown(info.meta["teaching_note"])
+    graph = _graph_selector(parse)
+    index = loaders.load_index(key, graph.id)
+    _cards(info.meta, parse, graph, index)
+    fx_name, view, zoom, sel = _controls(info.key, graph, index)
+    left, right = st.columns([3, 2], gap="small")
+    with left:
+        panes.graph_pane(info, graph, index, fx_name, view, zoom)
+    with right:
+        panes.code_pane(graph, index, sel)
+    left, right = st.columns(2, gap="small")
+    with left:
+        st.markdown("##### Fusion groups")
+        panes.groups_pane(graph, index, sel)
+    with right:
+        st.markdown("##### Your source")
+        panes.source_pane(info, graph, sel)
+    warnings = [str(w) for w in (*parse.warnings, *graph.warnings)] + list(index.warnings)
+    with st.expander(f"Parse warnings ({len(warnings)})"):
+        st.code("\n".join(warnings) or "none", language=None)
+
+
+def _graph_selector(parse):
+    ids = [g.id for g in parse.graphs]
+    current = state.get("graph")
+    if current not in ids:
+        current = ids[0]
+    labels = {g.id: f"{g.kind} · {g.folder.name}" for g in parse.graphs}
+    choice = st.selectbox("Graph", ids, index=ids.index(current), format_func=labels.get, key=f"graph_sel:{current}")
+    if choice != state.get("graph"):
+        state.update(graph=choice)
+        if current != choice:
+            state.clear_selection()
+            st.rerun()
+    return parse.graph(choice)
+
+
+def _cards(meta, parse, graph, index) -> None:
+    cards = graph_cards(graph, index) + run_cards(meta)
+    breaks = graph_break_rows(meta, parse.graph_breaks)
+    cols = st.columns(len(cards) + 1)
+    for col, card in zip(cols, cards, strict=False):
+        col.metric(card.label, card.value, help=card.help or None)
+    cols[-1].metric("graph breaks", str(len(breaks)), help=ARTIFACT_NOTES["graph_break"])
+    if breaks:
+        with st.expander(f"Graph breaks ({len(breaks)})"):
+            for b in breaks:
+                st.markdown(f"- {b.reason}" + (f" · `{b.where}`" if b.where else "") + (f" · `{b.code}`" if b.code else ""))
+            st.caption(ARTIFACT_NOTES["graph_break"])
+
+
+def _controls(key: str, graph, index):
+    """Return (fx graph name, GraphView, zoom, Selection) from the URL and the widgets."""
+    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+    fx_name = state.get("view", POST_GRAD)
+    if fx_name not in VIEWS or (fx_name == POST_GRAD and graph.post_grad_graph is None):
+        fx_name = AOT if graph.post_grad_graph is None else POST_GRAD
+    picked = c1.radio("FX graph", list(VIEWS), index=list(VIEWS).index(fx_name), format_func=VIEWS.get,
+                      horizontal=True, key=f"view_sel:{fx_name}")
+    if picked != fx_name:
+        state.update(view=picked)
+        st.rerun()
+    fx = graph.fx_graph if fx_name == AOT else graph.post_grad_graph
+    n_nodes = len(fx.nodes) if fx else 0
+    layout = state.get("layout", "auto")
+    layout = layout if layout in LAYOUTS else "auto"
+    lay = c2.radio(f"Layout ({n_nodes} nodes)", LAYOUTS, index=LAYOUTS.index(layout), horizontal=True,
+                   key=f"layout_sel:{layout}", help=f"auto: collapsed above {COLLAPSE_ABOVE} nodes")
+    if lay != layout:
+        state.update(layout=lay)
+        st.rerun()
+    hops = state.get_int("hops") or 0
+    new_hops = c3.number_input("k-hop", 0, 10, hops, key=f"hops_sel:{hops}",
+                               help="0: the whole graph. k > 0: only nodes within k edges of the selection")
+    if new_hops != hops:
+        state.update(hops=new_hops or None)
+        st.rerun()
+    zoom = c4.selectbox("Zoom", (1.0, 0.75, 0.5, 0.3, 1.5), format_func=lambda z: f"{z:.0%}", key="zoom")
+    sel = _selection(index, fx_name, fx)
+    collapsed = layout == "collapsed" or (layout == "auto" and n_nodes > COLLAPSE_ABOVE)
+    view = GraphView(graph=fx_name, collapsed=collapsed, expanded=sel.launches if collapsed else frozenset(),
+                     selected_launches=sel.launches, selected_nodes=sel.nodes,
+                     hops=hops if not sel.empty else 0, link=state.link_prefix())
+    return fx_name, view, zoom, sel
+
+
+def _selection(index, fx_name, fx):
+    """Kernel and node pickers, kept in the URL; return the Selection."""
+    kernel, launch, node = state.get("kernel"), state.get_int("launch"), state.get("node")
+    sel = select(index, fx_name, kernel=kernel, launch=launch, node=node)
+    c1, c2, c3 = st.columns([3, 3, 1])
+    options = [None] + [la.index for la in index.launches]
+    current = min(sel.launches) if sel.launches else None
+    labels = {la.index: f"#{la.index} {la.kernel} ({la.kind.replace('_', ' ')})" for la in index.launches}
+    picked = c1.selectbox("Kernel launch", options, index=options.index(current),
+                          format_func=lambda i: "(none)" if i is None else labels[i], key=f"kernel_sel:{current}",
+                          help="Type to search kernels")
+    if picked != current:
+        la = index.launches[picked] if picked is not None else None
+        state.update(kernel=la.kernel if la else None, launch=picked, node=None)
+        st.rerun()
+    names = [None] + ([n.name for n in fx.nodes] if fx else [])
+    node_now = node if node in names else None
+    picked_node = c2.selectbox("FX node", names, index=names.index(node_now), key=f"node_sel:{node_now}",
+                               format_func=lambda n: "(none)" if n is None else n, help="Type to search nodes")
+    if picked_node != node_now:
+        s = select(index, fx_name, node=picked_node or "")
+        first = min(s.launches) if s.launches else None
+        state.update(node=picked_node, kernel=index.launches[first].kernel if first is not None else None,
+                     launch=first)
+        st.rerun()
+    if c3.button("Clear", disabled=sel.empty):
+        state.clear_selection()
+        st.rerun()
+    return sel
