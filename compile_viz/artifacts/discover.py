@@ -106,12 +106,17 @@ def find_graphs(reader: ArtifactReader) -> tuple[list[GraphFolder], list[str]]:
     many_runs = len(runs) > 1
     graphs = []
     for d in sorted(graph_dirs, key=lambda d: (_run_of(d) or "", _natural(PurePosixPath(d).name))):
-        name = PurePosixPath(d).name if d not in ("", ".") else PurePosixPath(reader.root).stem
+        name = PurePosixPath(d).name if d not in ("", ".") else _root_name(reader)
         run = _run_of(d)
         gid = f"{PurePosixPath(run).name}/{name}" if many_runs and run else name
         files = tuple(f for f in ARTIFACT_FILES if f in reader.dirs[d])
         graphs.append(GraphFolder(gid, name, graph_kind(name), d, files))
     return graphs, sorted(runs)
+
+
+def _root_name(reader: ArtifactReader) -> str:
+    root = os.path.basename(os.path.normpath(reader.root))
+    return root[: -len(".zip")] if reader.is_zip and root.endswith(".zip") else root
 
 
 def _parent(d: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from compile_viz.artifacts.model import FxGraph, FxNode, ParseWarning, SourceLocation
-from compile_viz.artifacts.text import decode, names_in, parse_annotation, split_top_level
+from compile_viz.artifacts.text import cut_warning, decode, names_in, parse_annotation, split_top_level
 
 CLASS_LINE = re.compile(r"^(\s*)class (\S+?)\((?:torch\.nn\.Module|torch\.fx\.GraphModule|\w[\w.]*)\):\s*$")
 FORWARD_LINE = re.compile(r"^(\s*)def forward\(self(?:, )?(.*)\):\s*$")
@@ -34,6 +34,8 @@ def parse_fx_graph(data: bytes | str, *, path: str) -> FxGraph:
         warnings.append(ParseWarning(path, 0, "file is empty"))
         return FxGraph(path, "", (), (), (), (), (), tuple(warnings))
 
+    if cut := cut_warning(text):
+        warnings.append(ParseWarning(path, text.count("\n") + 1, cut))
     state = _State(path, warnings)
     for lineno, raw in enumerate(text.splitlines(), 1):
         state.feed(lineno, raw)

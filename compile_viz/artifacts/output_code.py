@@ -20,7 +20,7 @@ from compile_viz.artifacts.model import (
     ParseWarning,
     SizeAssert,
 )
-from compile_viz.artifacts.text import IDENT, decode, split_top_level
+from compile_viz.artifacts.text import IDENT, cut_warning, decode, split_top_level
 
 AOT_ID = re.compile(r"^# AOT ID: \[?'?([^'\]]*)")
 KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(\w+)\(")
@@ -107,6 +107,8 @@ def parse_output_code(data: bytes | str, *, path: str) -> OutputCode:
         warnings.append(ParseWarning(path, 0, "file is not valid UTF-8; bad bytes were replaced"))
     if not text.strip():
         warnings.append(ParseWarning(path, 0, "file is empty"))
+    if cut := cut_warning(text):
+        warnings.append(ParseWarning(path, text.count("\n") + 1, cut))
     lines = text.splitlines()
     parser = _Parser(path, lines, warnings)
     parser.run()
@@ -204,6 +206,8 @@ class _Parser:
             i += 1
         if not self.saw_call:
             self.warn(0, "no call() function found: the file is cut short or not an Inductor output_code.py")
+        elif not self.returns:
+            self.warn(0, "call() has no return statement: the file looks cut short")
 
     # ------------------------------------------------------------------ kernels
 

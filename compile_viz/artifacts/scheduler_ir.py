@@ -19,7 +19,7 @@ from compile_viz.artifacts.model import (
     SchedulerIR,
     SchedulerNode,
 )
-from compile_viz.artifacts.text import decode, split_top_level
+from compile_viz.artifacts.text import cut_warning, decode, split_top_level
 
 HEADER = re.compile(r"^(\w+): (\w+(?:\(.*\))?)\s*$")
 ATTRIBUTE = re.compile(r"^(\w+?)\.((?:snodes\[\d+\])|[\w.]+) =\s?(.*)$")
@@ -63,6 +63,8 @@ def parse_scheduler_ir(data: bytes | str, *, path: str, stage: str) -> Scheduler
         warnings.append(ParseWarning(path, 0, "file is not valid UTF-8; bad bytes were replaced"))
     if not text.strip():
         warnings.append(ParseWarning(path, 0, "file is empty"))
+    if cut := cut_warning(text):
+        warnings.append(ParseWarning(path, text.count("\n") + 1, cut))
     builder = _Builder(path, warnings)
     builder.run(text.splitlines())
     return builder.result(stage)
@@ -208,12 +210,26 @@ class _Builder:
         top: list[SchedulerNode] = []
         members: list[SchedulerNode] = []
         groups: list[FusionGroup] = []
+        if self.order:
+            self._check_complete(self.order[-1])
         for b in self.order:
             node = self._freeze(b)
             (members if b.parent else top).append(node)
             if node.kind in GROUP_KINDS:
                 groups.append(FusionGroup(node.name, node.kind, node.node_type, node.members, node.buffer_names, node.line))
         return SchedulerIR(self.path, stage, tuple(top), tuple(members), tuple(groups), tuple(self.warnings))
+
+    def _check_complete(self, b: _Node) -> None:
+        """The last node of a cut file misses its tail: say which part."""
+        missing = [a for a in ("writes", "unmet_dependencies", "met_dependencies") if a not in b.attrs]
+        if not b.outputs and node_kind(b.node_type) not in ("fused", "foreach", "grouped", "outer_loop"):
+            missing.append("outputs")
+        if node_kind(b.node_type) == "scheduler" and not any(op.startswith("store") for op in b.ops):
+            missing.append("loop body")
+        if missing:
+            self.warnings.append(
+                ParseWarning(self.path, b.line, f"last node {b.name} is incomplete (no {', '.join(missing)}): file cut short?")
+            )
 
     def _freeze(self, b: _Node) -> SchedulerNode:
         a = b.attrs

@@ -20,6 +20,11 @@ def decode(data: bytes | str) -> tuple[str, bool]:
         return data.decode("utf-8", errors="replace"), True
 
 
+def cut_warning(text: str) -> str:
+    """Inductor ends every text artifact with a newline; one that does not was cut short."""
+    return "" if not text or text.endswith("\n") else "file does not end with a newline: it looks cut short"
+
+
 def split_top_level(text: str, sep: str = ",") -> list[str]:
     """Split on `sep` outside brackets and quotes; pieces are stripped, empty ones dropped."""
     if sep not in text:

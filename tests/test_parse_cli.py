@@ -1,0 +1,67 @@
+"""`compile-viz parse`: summary, JSON schema, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+
+from tests.conftest import GPU_CORPUS, corpus_required
+
+
+def run_cli(*args):
+    return subprocess.run([sys.executable, "-m", "compile_viz", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_json_has_the_promised_fields():
+    corpus_required()
+    proc = run_cli("parse", str(GPU_CORPUS / "matmul_softmax"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    (g,) = doc["graphs"]
+    assert {"id", "kind", "files", "fx_nodes", "post_grad_nodes", "scheduler_nodes", "fusion_groups", "kernels", "launches", "warnings"} <= set(g)
+    node = g["fx_nodes"][2]
+    assert {"name", "op", "target", "dtype", "shape", "source_file", "source_line", "source_code"} <= set(node)
+    assert g["scheduler_nodes"][0] == {"name": "op0", "type": "ExternKernelSchedulerNode(ExternKernelOut)", "kind": "extern", "buffers": ["buf0"]}
+    assert g["fusion_groups"][0]["members"] == ["op1", "op2", "op3"]
+    k = g["kernels"][0]
+    assert {"name", "backend", "kind", "source", "source_nodes", "original_aten", "graph_fragment"} <= set(k)
+    assert [(la["index"], la["kernel"], la["is_extern"]) for la in g["launches"]] == [
+        (0, "extern_kernels.mm", True),
+        (1, k["name"], False),
+    ]
+
+
+def test_summary_and_exit_codes(tmp_path):
+    corpus_required()
+    proc = run_cli("parse", str(GPU_CORPUS / "graph_break_item"))
+    assert proc.returncode == 0
+    assert "model__1_inference_1.1 [inference]" in proc.stdout and "graph break at capture_cases.py:85" in proc.stdout
+
+    missing = run_cli("parse", str(tmp_path / "nope"))
+    assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no such file" in missing.stderr
+
+    empty = run_cli("parse", str(tmp_path))
+    assert empty.returncode == 2 and "no Inductor debug artifacts" in empty.stderr
+
+    bad_zip = tmp_path / "bad.zip"
+    bad_zip.write_bytes(b"PK\x03\x04 this is not a zip")
+    proc = run_cli("parse", str(bad_zip))
+    assert proc.returncode == 2 and "zip" in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_missing_files_give_a_partial_result(tmp_path):
+    corpus_required()
+    src = next(GPU_CORPUS.glob("tiny_linear_relu/torch_compile_debug/run_*/torchinductor/*"))
+    zpath = tmp_path / "partial.zip"
+    with zipfile.ZipFile(zpath, "w") as zf:
+        for f in src.iterdir():
+            if f.name not in ("ir_post_fusion.txt", "output_code.py"):
+                zf.write(f, f"{src.name}/{f.name}")
+    proc = run_cli("parse", str(zpath), "--json")
+    assert proc.returncode == 0
+    (g,) = json.loads(proc.stdout)["graphs"]
+    assert g["fx_nodes"] and g["kernels"] == [] and g["fusion_groups"] == []
+    assert any("output_code.py: missing" in w for w in g["warnings"])
+    assert any("ir_post_fusion.txt: missing" in w for w in g["warnings"])

@@ -1,0 +1,64 @@
+"""Property tests: real files cut anywhere or with bytes flipped never make a parser raise."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from compile_viz.artifacts import PARSERS
+from compile_viz.artifacts.kernel_meta import kernel_meta
+from tests.conftest import artifact_files, corpus_required
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _real_file(name: str) -> bytes:
+    corpus_required()
+    files = artifact_files(name)
+    if not files:
+        pytest.skip(f"no {name} in the corpus")
+    # the largest one has the most structure to break
+    return max((f.read_bytes() for f in files), key=len)
+
+
+def _check(name: str, data: bytes):
+    field, parser = PARSERS[name]
+    result = parser(data, path=name)
+    assert isinstance(result.warnings, tuple)
+    if field == "output_code":
+        for k in result.kernels:
+            kernel_meta(k)
+    return result
+
+
+@pytest.mark.parametrize("name", list(PARSERS))
+@SETTINGS
+@given(cut=st.floats(min_value=0, max_value=1))
+def test_cut_anywhere(name, cut):
+    data = _real_file(name)
+    _check(name, data[: int(len(data) * cut)])
+
+
+@pytest.mark.parametrize("name", list(PARSERS))
+@SETTINGS
+@given(flips=st.lists(st.tuples(st.floats(min_value=0, max_value=1), st.integers(0, 255)), min_size=1, max_size=20))
+def test_flipped_bytes(name, flips):
+    data = bytearray(_real_file(name))
+    for where, value in flips:
+        data[min(int(where * len(data)), len(data) - 1)] = value
+    _check(name, bytes(data))
+
+
+@pytest.mark.parametrize("name", list(PARSERS))
+def test_truncated_file_says_so(name):
+    data = _real_file(name)
+    result = _check(name, data[: len(data) // 2])
+    if name != "inductor_provenance_tracking_node_mappings.json" or len(data) > 2:
+        assert result.warnings, "a file cut in half should leave a warning"
+
+
+@pytest.mark.parametrize("name", list(PARSERS))
+def test_empty_and_binary(name):
+    assert _check(name, b"").warnings
+    assert _check(name, bytes(range(256)) * 8).warnings
