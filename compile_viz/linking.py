@@ -1,11 +1,560 @@
-"""Join the parses of one compiled graph into a GraphIndex (see link_model). Work in progress."""
+"""Join the parses of one compiled graph into a GraphIndex: source line <-> AOT FX node <->
+post-grad FX node <-> scheduler node <-> fusion group <-> kernel <-> launch, per launch.
+
+Evidence, best first:
+1. the provenance JSON (`cppCodeToPost`, keyed `kernel:handle` per launch) when present;
+2. the kernel definition's "Source node to ATen node mapping" comment: exact for the kernel's
+   first launch (a kernel is generated once, at its first use, then reused);
+3. for later launches of the same kernel: the same sub-graph found again in the post-grad
+   graph (same targets, constants and internal edges), in graph order;
+4. for extern calls: the post-grad node with the matching ATen op, in graph order.
+Fusion groups come from aligning post-fusion scheduler nodes with launches by the buffers
+they write (the post-fusion IR is printed in codegen order).
+"""
 
 from __future__ import annotations
 
-from compile_viz.artifacts.model import GraphParse
-from compile_viz.link_model import GraphIndex, GraphSummary
+from bisect import bisect_right
+from collections import defaultdict
+
+from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse, KernelLaunch, SchedulerNode
+from compile_viz.link_model import AOT, POST_GRAD, GraphIndex, GraphSummary, GroupLink, LaunchLink, NodeLink
+from compile_viz.link_reasons import VIEW_OPS, no_kernel_reason, op_name
+
+PROVENANCE, COMMENTS, STRUCTURE, ORDER = "provenance", "comments", "structure", "order"
 
 
-def build_index(graph: GraphParse) -> GraphIndex:
-    """Return the links of one compiled graph."""
-    return GraphIndex(graph.id, (), {}, (), GraphSummary(0, 0, 0, 0, 0, 0, 0.0))
+def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex:
+    """Return the links of one compiled graph. `use_provenance=False` ignores the JSON (for testing)."""
+    oc = graph.output_code
+    launches: tuple[KernelLaunch, ...] = oc.launches if oc else ()
+    post = graph.post_grad_graph
+    aot = graph.fx_graph
+    warnings: list[str] = []
+
+    placement = _align_groups(graph, launches, warnings)
+    post_sets, evidence = _post_grad_sets(graph, launches, placement, use_provenance)
+    post_launches = _invert(post_sets)
+    _inherit_tuple_elements(post, post_launches)
+
+    aot_launches = _aot_launches(aot, post, post_launches, launches, post_sets)
+
+    nodes: dict[tuple[str, str], NodeLink] = {}
+    for graph_name, fx, found in ((POST_GRAD, post, post_launches), (AOT, aot, aot_launches)):
+        if fx is None:
+            continue
+        users = _users(fx)
+        for n in fx.nodes:
+            hits = tuple(sorted(found.get(n.name, ())))
+            reason = "" if hits else no_kernel_reason(n, users.get(n.name, ()))
+            nodes[(graph_name, n.name)] = NodeLink(n.name, graph_name, hits, reason)
+
+    kinds = {k.name: k.kind for k in oc.kernels} if oc else {}
+    aot_sets = _invert_to_sets(aot_launches, len(launches))
+    order_post = _order(post)
+    order_aot = _order(aot)
+    links = []
+    for i, la in enumerate(launches):
+        group = placement.get(i)
+        pg = tuple(sorted(post_sets[i], key=lambda n: order_post.get(n, 1 << 30)))
+        fx_nodes = tuple(sorted(aot_sets[i], key=lambda n: order_aot.get(n, 1 << 30)))
+        links.append(
+            LaunchLink(
+                index=i,
+                kernel=la.kernel,
+                is_extern=la.is_extern,
+                kind="extern" if la.is_extern else kinds.get(la.kernel, "other"),
+                post_grad_nodes=pg,
+                fx_nodes=fx_nodes,
+                scheduler_nodes=tuple(m for g in group for m in (g.members or (g.name,))) if group else (),
+                fusion_group=group[0].name if group else "",
+                buffers=tuple(b for g in group for b in g.buffer_names) if group else (),
+                source_lines=_source_lines(pg, post, fx_nodes, aot),
+                evidence=evidence[i],
+                line=la.line,
+            )
+        )
+    groups = _group_links(graph, placement, launches)
+    return GraphIndex(
+        graph_id=graph.id,
+        launches=tuple(links),
+        nodes=nodes,
+        groups=groups,
+        summary=_summary(graph, links, groups),
+        warnings=tuple(warnings),
+    )
+
+
+# ----------------------------------------------------------------------------- post-grad sets
+
+
+def _post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool) -> tuple[list[set[str]], list[str]]:
+    post = graph.post_grad_graph
+    known = {n.name for n in post.nodes} if post else set()
+    sets: list[set[str]] = [set() for _ in launches]
+    evidence = [""] * len(launches)
+    prov = graph.provenance if use_provenance else None
+    if prov is not None and prov.code_to_post:
+        for i, la in enumerate(launches):
+            handle = la.comments.provenance_handle or f"{la.kernel}:{i + 1}"
+            nodes = prov.code_to_post.get(handle)
+            if nodes is not None:
+                sets[i] = set(nodes)
+                evidence[i] = PROVENANCE
+    if post is None:
+        return sets, [e or ORDER for e in evidence]
+    matcher = _Matcher(post)
+    oc = graph.output_code
+    first_seen: set[str] = set()
+    closure = _Closure(post, launches, placement)
+    for i, la in enumerate(launches):
+        if evidence[i]:
+            first_seen.add(la.kernel)
+        elif la.is_extern:
+            sets[i], evidence[i] = matcher.extern(la), ORDER
+        else:
+            kernel = oc.kernel(la.kernel) if oc else None
+            template = _template(kernel, known)
+            if la.kernel not in first_seen and template:
+                sets[i], evidence[i] = set(template), COMMENTS
+                matcher.claim(la.kernel, template)
+            elif template and (found := matcher.repeat(la.kernel, template)):
+                sets[i], evidence[i] = found, STRUCTURE
+            elif hinted := {n for n in la.comments.source_nodes if n in known}:
+                sets[i], evidence[i] = hinted, COMMENTS
+            else:  # no comments at all (C++ kernels): what this launch can compute from what is done
+                sets[i], evidence[i] = closure.next_kernel(i), ORDER
+            first_seen.add(la.kernel)
+        if evidence[i] == ORDER and la.is_extern and not la.kernel.startswith("extern_kernels."):
+            sets[i] |= closure.view_inputs(sets[i])  # fallback kernels take their views' origins too
+        closure.mark_done(i, sets[i])
+    return sets, evidence
+
+
+class _Closure:
+    """For kernels with no comments: the post-grad nodes this launch can compute from the
+    buffers its fusion group reads (graph inputs, or what earlier launches wrote), in graph
+    order. Extern ops (mm, addmm, fallbacks) are left to the extern calls."""
+
+    def __init__(self, post: FxGraph, launches, placement) -> None:
+        self.nodes = post.nodes
+        self.by_name = {n.name: n for n in post.nodes}
+        extern_ops = {la.kernel.split(".")[-1] if la.kernel.startswith("extern_kernels.") else la.kernel
+                      for la in launches if la.is_extern}
+        self.extern = {n.name for n in post.nodes if any(_op_matches(n.target, op) for op in extern_ops)}
+        self.inputs = {n.name for n in post.nodes if n.op in ("placeholder", "get_attr")}
+        self.done = set(self.inputs)
+        self.placement = placement
+        self.owner: dict[str, int] = {}  # buffer -> launch that wrote it
+        self.sets: dict[int, set[str]] = {}
+        for i, nodes in placement.items():
+            for node in nodes:
+                for b in node.buffer_names:
+                    self.owner.setdefault(b, i)
+
+    def mark_done(self, i: int, names: set[str]) -> None:
+        self.done |= names
+        self.sets[i] = names
+
+    def _available(self, i: int) -> set[str] | None:
+        group = self.placement.get(i)
+        if not group:
+            return None
+        avail: set[str] = set()
+        for dep in (d for node in group for d in node.reads):
+            if dep.buffer in self.inputs:
+                avail.add(dep.buffer)
+            elif dep.buffer in self.owner:
+                avail |= self.sets.get(self.owner[dep.buffer], set())
+        return avail
+
+    def next_kernel(self, i: int) -> set[str]:
+        avail = self._available(i)
+        if avail is None:
+            avail = self.done
+        taken: set[str] = set()
+        for n in self.nodes:
+            if n.op != "call_function" or n.name in self.extern or n.name in taken:
+                continue
+            if n.name in self.done and not _transparent(n):
+                continue
+            if all(a in avail or a in taken for a in n.args):  # no args: a constant, made where used
+                taken.add(n.name)
+        computed = {n for n in taken if not _transparent(self.by_name[n])}
+        return computed | self.view_inputs(computed, within=taken)
+
+    def view_inputs(self, names: set[str], within: set[str] | None = None) -> set[str]:
+        """Views (and other transparent nodes) that feed `names`: folded into their indexing."""
+        out: set[str] = set()
+        stack = [a for n in names for a in self.by_name[n].args if n in self.by_name]
+        while stack:
+            a = stack.pop()
+            node = self.by_name.get(a)
+            if node is None or a in out or node.op != "call_function" or not _is_view(node):
+                continue
+            if within is not None and a not in within and a not in self.done:
+                continue
+            out.add(a)
+            stack.extend(node.args)
+        return out
+
+
+def _is_view(n: FxNode) -> bool:
+    return op_name(n.target) in VIEW_OPS
+
+
+def _transparent(n: FxNode) -> bool:
+    """Nodes that never need a kernel of their own (views, tuple elements, symbolic sizes)."""
+    return bool(no_kernel_reason(n, (1,)))
+
+
+def _template(kernel, known: set[str]) -> list[str]:
+    if kernel is None:
+        return []
+    names = [n for _, nodes in kernel.comments.source_to_aten for n in nodes if n in known]
+    if not names:  # older comments: the source node names are the post-grad names
+        names = [n for n in kernel.comments.source_nodes if n in known]
+    return names
+
+
+class _Matcher:
+    """Finds, in graph order, the post-grad nodes behind extern calls and repeated kernels."""
+
+    def __init__(self, post: FxGraph) -> None:
+        self.nodes = {n.name: n for n in post.nodes}
+        self.pos = {n.name: i for i, n in enumerate(post.nodes)}
+        self.by_target: dict[str, list[int]] = defaultdict(list)
+        for i, n in enumerate(post.nodes):
+            self.by_target[n.target].append(i)
+        self.order = post.nodes
+        self.users = _users(post)
+        self.last_anchor: dict[str, int] = {}  # kernel or extern op -> position of its last match
+
+    def claim(self, key: str, names: list[str]) -> None:
+        positions = [self.pos[n] for n in names if n in self.pos]
+        if positions:
+            self.last_anchor[key] = min(positions)
+
+    # extern calls --------------------------------------------------------------------------
+    def extern(self, la: KernelLaunch) -> set[str]:
+        op = la.kernel.split(".")[1] if la.kernel.startswith("extern_kernels.") else la.kernel
+        targets = [t for t in self.by_target if _op_matches(t, op)]
+        hinted = [n for n in la.comments.source_nodes if n in self.nodes and self.nodes[n].target in targets]
+        if hinted:
+            self.last_anchor[op] = self.pos[hinted[0]]
+            return {hinted[0]}
+        after = self.last_anchor.get(op, -1)
+        candidates = sorted(p for t in targets for p in self.by_target[t] if p > after)
+        if not candidates:
+            return set()
+        self.last_anchor[op] = candidates[0]
+        return {self.order[candidates[0]].name}
+
+    # repeated kernels ----------------------------------------------------------------------
+    def repeat(self, kernel: str, template: list[str]) -> set[str]:
+        if not template:
+            return set()
+        tnodes = [self.nodes[n] for n in sorted(set(template), key=self.pos.__getitem__)]
+        anchor = tnodes[0]
+        after = self.last_anchor.get(kernel, -1)
+        positions = self.by_target.get(anchor.target, [])
+        for p in positions[bisect_right(positions, after) :]:
+            found = self._extend(tnodes, self.order[p])
+            if found is not None:
+                self.last_anchor[kernel] = p
+                return set(found.values())
+        return set()
+
+    def _extend(self, tnodes: list[FxNode], start: FxNode) -> dict[str, str] | None:
+        """Map the template onto the graph starting from `start`; None when the shape differs."""
+        tset = {t.name for t in tnodes}
+        mapping = {tnodes[0].name: start.name}
+        if not _same_op(tnodes[0], start):
+            return None
+        used = {start.name}
+        pending = tnodes[1:]
+        progress = True
+        while pending and progress:
+            progress = False
+            rest = []
+            for t in pending:
+                cand = self._candidate(t, mapping, tset, used)
+                if cand is None:
+                    rest.append(t)
+                    continue
+                if cand is False:
+                    return None
+                mapping[t.name] = cand
+                used.add(cand)
+                progress = True
+            pending = rest
+        if pending:
+            # template nodes connected only through outside nodes: match them by op, after start
+            for t in pending:
+                start_pos = self.pos[start.name]
+                cands = self.by_target.get(t.target, [])
+                hit = next(
+                    (self.order[p].name for p in cands[bisect_right(cands, start_pos - 1) :]
+                     if self.order[p].name not in used and _same_op(t, self.order[p])),
+                    None,
+                )
+                if hit is None:
+                    return None
+                mapping[t.name] = hit
+                used.add(hit)
+        return mapping
+
+    def _candidate(self, t: FxNode, mapping: dict[str, str], tset: set[str], used: set[str]):
+        """A graph node for template node t through an already mapped neighbour; None if no
+        neighbour is mapped yet, False if one is and nothing fits."""
+        for k, arg in enumerate(t.args):  # t uses a mapped node: look among that node's users
+            if arg in tset and arg in mapping:
+                for u in self.users.get(mapping[arg], ()):
+                    g = self.nodes[u]
+                    if u not in used and _same_op(t, g) and len(g.args) > k and g.args[k] == mapping[arg]:
+                        return u
+                return False
+        for tname, gname in mapping.items():  # a mapped node uses t: look at that node's args
+            tnode = self.nodes[tname]
+            if t.name in tnode.args:
+                k = tnode.args.index(t.name)
+                g = self.nodes[gname]
+                if len(g.args) > k and g.args[k] not in used and _same_op(t, self.nodes[g.args[k]]):
+                    return g.args[k]
+                return False
+        return None
+
+
+def _same_op(a: FxNode, b: FxNode) -> bool:
+    return a.target == b.target and a.constants == b.constants and len(a.args) == len(b.args)
+
+
+def _op_matches(target: str, op: str) -> bool:
+    """`aten.mm.default` matches extern op `mm`; a fallback `aten.foo.default` matches itself."""
+    if target == op:
+        return True
+    parts = target.split(".")
+    return len(parts) >= 2 and parts[1] == op
+
+
+def _inherit_tuple_elements(post: FxGraph | None, found: dict[str, set[int]]) -> None:
+    """`getitem` of a multi-output node runs in the kernels of its parent (or of its users)."""
+    if post is None:
+        return
+    for n in post.nodes:
+        if n.target == "operator.getitem" and n.name not in found and n.args:
+            parent = found.get(n.args[0])
+            if parent:
+                found[n.name] = set(parent)
+
+
+# ----------------------------------------------------------------------------- AOT graph
+
+
+def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_sets) -> dict[str, set[int]]:
+    """AOT node -> launches: by name when the post-grad graph kept the node; else the launches
+    of nearby name-matched nodes whose "Original ATen" comment names this node's op; else those
+    of the nearest name-matched users (then arguments) from the same source line."""
+    if aot is None or post is None:
+        return {}
+    post_targets = {n.name: n.target for n in post.nodes}
+    found: dict[str, set[int]] = {}
+    for n in aot.nodes:
+        if n.op == "call_function" and post_targets.get(n.name) == n.target and n.name in post_found:
+            found[n.name] = set(post_found[n.name])
+    users = _users(aot)
+    by_name = {n.name: n for n in aot.nodes}
+    aten_of = [set(la.comments.original_aten) for la in launches]
+    post_by_name = {n.name: n for n in post.nodes}
+    lines_of = [{post_by_name[x].source.line for x in names if x in post_by_name and post_by_name[x].source}
+                for names in post_sets]
+    matched = dict(found)
+    for n in aot.nodes:
+        if n.op != "call_function" or n.name in found:
+            continue
+        packet = ".".join(n.target.split(".")[:2])
+        near = _neighbourhood(n, users, by_name, matched, hops=3)
+        by_aten = {i for i in near if packet in aten_of[i]}
+        if by_aten and n.source is not None:  # the same op's other launches next door (mm + bias kernel)
+            by_aten |= {i for i, aten in enumerate(aten_of) if packet in aten and n.source.line in lines_of[i]
+                        and any(abs(i - j) <= 2 for j in by_aten)}
+        hits = by_aten or _nearest(n, users, by_name, matched, forward=True) or _nearest(
+            n, users, by_name, matched, forward=False)
+        if hits:
+            found[n.name] = hits
+    return found
+
+
+def _neighbourhood(start: FxNode, users, by_name, found, hops: int) -> set[int]:
+    """Launches of the name-matched nodes within `hops` edges of start, either direction."""
+    frontier, seen, hits = [start.name], {start.name}, set()
+    for _ in range(hops):
+        nxt = []
+        for name in frontier:
+            for other in list(users.get(name, ())) + list(by_name[name].args):
+                if other in seen or other not in by_name:
+                    continue
+                seen.add(other)
+                if other in found:
+                    hits |= found[other]
+                nxt.append(other)
+        frontier = nxt
+    return hits
+
+
+def _nearest(start: FxNode, users, by_name, found, *, forward: bool) -> set[int]:
+    line = start.source.line if start.source else None
+    frontier = [start.name]
+    seen = {start.name}
+    for _ in range(6):
+        nxt = []
+        hits: set[int] = set()
+        for name in frontier:
+            for other in users.get(name, ()) if forward else by_name[name].args:
+                if other in seen or other not in by_name:
+                    continue
+                seen.add(other)
+                o = by_name[other]
+                same_line = line is None or (o.source is not None and o.source.line == line)
+                if other in found and same_line:
+                    hits |= found[other]
+                elif o.op == "call_function":
+                    nxt.append(other)
+        if hits:
+            return hits
+        frontier = nxt
+        if not frontier:
+            break
+    return set()
+
+
+# ----------------------------------------------------------------------------- fusion groups
+
+
+def _align_groups(graph: GraphParse, launches, warnings: list[str]) -> dict[int, list[SchedulerNode]]:
+    """Launch index -> the post-fusion nodes it runs (one on GPU; the C++ backend may put several
+    consecutive nodes in one kernel). Both lists are in codegen order; a node belongs to the first
+    launch from the current one on that passes one of its buffers."""
+    ir = graph.post_fusion or graph.pre_fusion
+    if ir is None:
+        return {}
+    nodes = [n for n in ir.nodes if n.kind != "nop"]
+    names = [set(la.buffers) | set(la.outputs) for la in launches]
+    owner: list[int | None] = [None] * len(nodes)
+    p = 0
+    for k, node in enumerate(nodes):
+        bufs = set(node.buffer_names)
+        q = next((q for q in range(p, len(launches)) if names[q] & bufs), None)
+        if q is not None:
+            owner[k] = p = q
+    # nodes whose buffers never reach memory run in the kernel of the next placed node
+    for k, node in enumerate(nodes):
+        if owner[k] is not None or node.kind == "extern":
+            continue
+        nxt = next((owner[m] for m in range(k + 1, len(nodes)) if owner[m] is not None), None)
+        prev = next((owner[m] for m in range(k - 1, -1, -1) if owner[m] is not None), None)
+        for cand in (nxt, prev):
+            if cand is not None and not launches[cand].is_extern:
+                owner[k] = cand
+                break
+    placement: dict[int, list[SchedulerNode]] = defaultdict(list)
+    for k, q in enumerate(owner):
+        if q is not None:
+            placement[q].append(nodes[k])
+    for i, la in enumerate(launches):
+        if i not in placement:
+            warnings.append(f"launch {i} ({la.kernel}): no scheduler node found")
+    return dict(placement)
+
+
+def _group_buffers(node: SchedulerNode) -> tuple[str, ...]:
+    return node.buffer_names
+
+
+def _group_links(graph: GraphParse, placement: dict[int, SchedulerNode], launches) -> tuple[GroupLink, ...]:
+    ir = graph.post_fusion or graph.pre_fusion
+    if ir is None:
+        return ()
+    by_group: dict[str, list[int]] = defaultdict(list)
+    for i, nodes in placement.items():
+        for node in nodes:
+            by_group[node.name].append(i)
+    out = []
+    for node in ir.nodes:
+        members = node.members or (node.name,)
+        inside = set(members)
+        passed = set()
+        for i in by_group.get(node.name, ()):
+            passed |= set(launches[i].buffers) | set(launches[i].outputs)
+        fused_away = tuple(
+            b.name
+            for b in node.outputs
+            if b.users and set(b.users) <= inside and b.name not in passed and len(members) > 1
+        )
+        out.append(GroupLink(node.name, node.kind, tuple(members), node.buffer_names, fused_away,
+                             tuple(sorted(by_group.get(node.name, ())))))
+    return tuple(out)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def _users(fx: FxGraph) -> dict[str, list[str]]:
+    users: dict[str, list[str]] = defaultdict(list)
+    for n in fx.nodes:
+        for a in n.args:
+            users[a].append(n.name)
+    return users
+
+
+def _order(fx: FxGraph | None) -> dict[str, int]:
+    return {n.name: i for i, n in enumerate(fx.nodes)} if fx else {}
+
+
+def _invert(sets: list[set[str]]) -> dict[str, set[int]]:
+    out: dict[str, set[int]] = defaultdict(set)
+    for i, names in enumerate(sets):
+        for n in names:
+            out[n].add(i)
+    return out
+
+
+def _invert_to_sets(found: dict[str, set[int]], n: int) -> list[set[str]]:
+    out: list[set[str]] = [set() for _ in range(n)]
+    for name, idx in found.items():
+        for i in idx:
+            out[i].add(name)
+    return out
+
+
+def _source_lines(pg, post, fx_nodes, aot) -> tuple[tuple[str, int], ...]:
+    lines = set()
+    for names, fx in ((pg, post), (fx_nodes, aot)):
+        if fx is None:
+            continue
+        lookup = {n.name: n for n in fx.nodes} if names else {}
+        for name in names:
+            n = lookup.get(name)
+            if n is not None and n.source is not None:
+                lines.add((n.source.file, n.source.line))
+    return tuple(sorted(lines))
+
+
+def _summary(graph: GraphParse, links: list[LaunchLink], groups) -> GraphSummary:
+    def ops(fx):
+        return sum(1 for n in fx.nodes if n.op == "call_function" and n.target != "operator.getitem") if fx else 0
+
+    kernel_launches = [la for la in links if not la.is_extern]
+    post = graph.post_grad_graph
+    targets = {n.name: n.target for n in post.nodes} if post else {}
+    fused_ops = {n for la in kernel_launches for n in la.post_grad_nodes if targets.get(n) != "operator.getitem"}
+    oc = graph.output_code
+    return GraphSummary(
+        fx_ops=ops(graph.fx_graph),
+        post_grad_ops=ops(post),
+        kernels=len(oc.kernels) if oc else 0,
+        launches=len(kernel_launches),
+        extern_calls=len(links) - len(kernel_launches),
+        fusion_groups=sum(1 for g in groups if len(g.members) > 1),
+        ops_per_kernel=round(len(fused_ops) / len(kernel_launches), 2) if kernel_launches else 0.0,
+    )

@@ -7,6 +7,8 @@ import sys
 
 from compile_viz.artifacts import DiscoveryError, parse_path
 from compile_viz.artifacts.model import FxNode, GraphParse
+from compile_viz.link_model import AOT, POST_GRAD, GraphIndex
+from compile_viz.linking import build_index
 
 
 def register(sub) -> None:
@@ -117,6 +119,48 @@ def graph_json(g: GraphParse) -> dict:
             for la in (oc.launches if oc else ())
         ],
         "warnings": [str(w) for w in g.warnings],
+        "links": links_json(build_index(g)),
+    }
+
+
+def links_json(index: GraphIndex) -> dict:
+    nodes = {}
+    for graph_name, key in ((POST_GRAD, "post_grad_nodes"), (AOT, "fx_nodes")):
+        nodes[key] = {
+            name: {"launches": list(link.launches), "no_kernel_reason": link.no_kernel_reason or None}
+            for (g, name), link in index.nodes.items()
+            if g == graph_name
+        }
+    s = index.summary
+    return {
+        "launches": [
+            {
+                "index": la.index,
+                "kernel": la.kernel,
+                "is_extern": la.is_extern,
+                "kind": la.kind,
+                "post_grad_nodes": list(la.post_grad_nodes),
+                "fx_nodes": list(la.fx_nodes),
+                "scheduler_nodes": list(la.scheduler_nodes),
+                "fusion_group": la.fusion_group,
+                "buffers": list(la.buffers),
+                "source_lines": [list(x) for x in la.source_lines],
+                "evidence": la.evidence,
+            }
+            for la in index.launches
+        ],
+        "fx_nodes": nodes["fx_nodes"],
+        "post_grad_nodes": nodes["post_grad_nodes"],
+        "fusion_groups": [
+            {"name": g.name, "kind": g.kind, "members": list(g.members), "buffers": list(g.buffers),
+             "fused_away": list(g.fused_away), "launches": list(g.launches)}
+            for g in index.groups
+        ],
+        "summary": {
+            "fx_ops": s.fx_ops, "post_grad_ops": s.post_grad_ops, "kernels": s.kernels, "launches": s.launches,
+            "extern_calls": s.extern_calls, "fusion_groups": s.fusion_groups, "ops_per_kernel": s.ops_per_kernel,
+        },
+        "warnings": list(index.warnings),
     }
 
 

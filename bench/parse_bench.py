@@ -1,0 +1,103 @@
+"""Parse (and link) the largest real capture we have; print ms per MB and in total.
+
+Usage: python bench/parse_bench.py [PATH] [--repeat N]
+PATH defaults to sample_runs/gpt_small.zip, else the largest capture in ../shared/corpus.
+Reads every artifact into memory first, so the figure is parsing, not disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from compile_viz.artifacts import PARSERS, ArtifactReader, find_graphs  # noqa: E402
+from compile_viz.artifacts.model import GraphParse  # noqa: E402
+
+
+def default_path() -> str:
+    bundled = ROOT / "sample_runs" / "gpt_small.zip"
+    if bundled.exists():
+        return str(bundled)
+    cases = glob.glob(str(ROOT.parent / "shared" / "corpus" / "**" / "torch_compile_debug"), recursive=True)
+
+    def size(p):
+        return sum(f.stat().st_size for f in Path(p).rglob("*") if f.is_file())
+
+    return max(cases, key=size)
+
+
+def load(path: str):
+    """Every artifact of every graph, as bytes: [(folder, {name: bytes})]."""
+    reader = ArtifactReader(path)
+    folders, _ = find_graphs(reader)
+    out = [(f, {name: reader.read(f.location, name) for name in f.files if name in PARSERS}) for f in folders]
+    reader.close()
+    return out
+
+
+def parse_all(graphs) -> list[GraphParse]:
+    results = []
+    for folder, files in graphs:
+        fields = {}
+        for name, data in files.items():
+            field, parser = PARSERS[name]
+            fields[field] = parser(data, path=name)
+        results.append(GraphParse(folder=folder, warnings=(), **{k: fields.get(k) for k in (
+            "fx_graph", "post_grad_graph", "pre_fusion", "post_fusion", "output_code", "provenance")}))
+    return results
+
+
+def timed(fn, repeat):
+    times = []
+    result = None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        result = fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return result, times
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("path", nargs="?", default=None)
+    ap.add_argument("--repeat", type=int, default=15)
+    args = ap.parse_args()
+    path = args.path or default_path()
+    graphs = load(path)
+    nbytes = sum(len(d) for _, files in graphs for d in files.values() if d)
+    mb = nbytes / 1e6
+    parsed, parse_ms = timed(lambda: parse_all(graphs), args.repeat)
+
+    try:
+        from compile_viz.linking import build_index
+    except ImportError:
+        build_index = None
+    link_ms = []
+    if build_index is not None:
+        _, link_ms = timed(lambda: [build_index(g) for g in parsed], args.repeat)
+
+    lines_total = sum(d.count(b"\n") for _, files in graphs for d in files.values() if d)
+    print(f"capture: {path}")
+    print(f"graphs: {len(graphs)}, artifacts: {mb:.2f} MB, {lines_total} lines, cpu count {os.cpu_count()}")
+    for g in parsed:
+        oc = g.output_code
+        print(f"  {g.folder.name}: {len(g.post_grad_graph.nodes) if g.post_grad_graph else 0} post-grad nodes, "
+              f"{len(oc.kernels) if oc else 0} kernels, {len(oc.launches) if oc else 0} launches")
+    med = statistics.median(parse_ms)
+    print(f"parse: median {med:.1f} ms (min {min(parse_ms):.1f}, max {max(parse_ms):.1f}) over {args.repeat} runs; "
+          f"{med / mb:.1f} ms per MB")
+    if link_ms:
+        print(f"link:  median {statistics.median(link_ms):.1f} ms (min {min(link_ms):.1f}) for all graphs")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""Why an FX node has no kernel launch of its own: said in Inductor's terms, for the UI and the JSON."""
+
+from __future__ import annotations
+
+from compile_viz.artifacts.model import FxNode
+
+VIEW_OPS = {
+    "view", "reshape", "_unsafe_view", "permute", "transpose", "t", "expand", "unsqueeze", "squeeze",
+    "slice", "select", "as_strided", "alias", "view_as", "unfold", "split", "split_with_sizes",
+    "unbind", "narrow", "diagonal", "view_as_real", "view_as_complex", "lift_fresh_copy", "detach",
+}
+CONSTANT_OPS = {"full", "scalar_tensor", "zeros", "ones", "arange", "iota", "empty", "full_like", "zeros_like", "ones_like"}
+SYMBOLIC = ("sym_size", "sym_stride", "sym_numel", "sym_storage_offset")
+
+REASONS = {
+    "placeholder": "graph input: passed to call() by the caller",
+    "output": "graph output: the tuple call() returns",
+    "get_attr": "constant or parameter attribute: read by the kernels that use it",
+    "view": "view: no kernel; folded into the indexing of the kernels that read it",
+    "constant": "constant: generated inside the kernels that use it",
+    "symbolic": "symbolic size: computed on the host, not on the device",
+    "getitem": "tuple element: produced by the kernel of the node it indexes",
+    "dead": "unused: removed by dead-code elimination",
+    "unmapped": "",
+}
+
+
+def op_name(target: str) -> str:
+    """`aten.view.default` -> `view`; `prims.iota.default` -> `iota`."""
+    parts = target.split(".")
+    return parts[1] if len(parts) >= 2 else target
+
+
+def no_kernel_reason(node: FxNode, users) -> str:
+    """Return why the node launches nothing, or "" when we cannot tell (an unmapped node)."""
+    if node.op in ("placeholder", "output", "get_attr"):
+        return REASONS[node.op]
+    target = node.target
+    if target == "operator.getitem":
+        return REASONS["getitem"]
+    op = op_name(target)
+    if any(s in target for s in SYMBOLIC) or node.dtype == "Sym" or target == "expr":
+        return REASONS["symbolic"]
+    if op in VIEW_OPS:
+        return REASONS["view"]
+    if op in CONSTANT_OPS:
+        return REASONS["constant"]
+    if not users:
+        return REASONS["dead"]
+    return REASONS["unmapped"]

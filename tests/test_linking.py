@@ -1,0 +1,147 @@
+"""The linking layer: hand-checked chains, agreement with the provenance JSON, coverage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from compile_viz.artifacts import parse_path
+from compile_viz.link_model import AOT, POST_GRAD
+from compile_viz.linking import build_index
+from tests.conftest import GPU_CORPUS, ROOT, corpus_required
+from tests.test_parse_corpus import all_sources
+
+REPORT = ROOT / "test-artifacts" / "linking_report.txt"
+
+
+def _graphs(source):
+    return parse_path(str(source)).graphs
+
+
+def test_softmax_chain_end_to_end():
+    corpus_required()
+    (g,) = _graphs(GPU_CORPUS / "matmul_softmax")
+    for use_provenance in (True, False):
+        idx = build_index(g, use_provenance=use_provenance)
+        mm_call, softmax = idx.launches
+        # torch.matmul line -> mm -> extern mm call
+        assert idx.launches_of_line("capture_cases.py", 20) == (mm_call,)
+        assert mm_call.kernel == "extern_kernels.mm" and mm_call.is_extern
+        assert mm_call.fx_nodes == ("mm",) and mm_call.post_grad_nodes == ("mm",)
+        # softmax line -> amax, sub, exp, sum, div -> one fused group -> one persistent reduction -> one launch
+        assert idx.launches_of_line("capture_cases.py", 21) == (softmax,)
+        assert softmax.fx_nodes == ("amax", "sub", "exp", "sum_1", "div")
+        assert softmax.fusion_group == "op1_op2_op3" and softmax.scheduler_nodes == ("op1", "op2", "op3")
+        assert softmax.kind == "persistent_reduction"
+        assert idx.launches_of_kernel(softmax.kernel) == (softmax,)
+        group = idx.group("op1_op2_op3")
+        assert group.fused_away == ("buf1", "buf2") and group.launches == (1,)
+        for name in ("amax", "sub", "exp", "sum_1", "div"):
+            assert idx.node(name, AOT).launches == (1,)
+        assert idx.node("arg0_1", POST_GRAD).no_kernel_reason.startswith("graph input")
+        assert idx.summary.launches == 1 and idx.summary.extern_calls == 1 and idx.summary.kernels == 1
+
+
+def test_backward_without_json_uses_comments_and_order():
+    corpus_required()
+    g = [g for g in _graphs(GPU_CORPUS / "mlp_train_step") if g.kind == "backward"][0]
+    assert g.provenance is None
+    idx = build_index(g)
+    kinds = [(la.kernel.split("_fused")[0], la.evidence) for la in idx.launches]
+    assert kinds == [
+        ("extern_kernels.mm", "order"),
+        ("extern_kernels.mm", "order"),
+        ("triton_per", "comments"),
+        ("triton_per", "comments"),
+        ("extern_kernels.mm", "order"),
+    ]
+    assert idx.launches[0].post_grad_nodes == ("mm",) and idx.launches[4].post_grad_nodes == ("mm_2",)
+    gelu_bwd = idx.launches[3]
+    assert {"erf", "exp", "mul_9", "sum_2"} <= set(gelu_bwd.post_grad_nodes)
+    assert idx.node("permute_1", POST_GRAD).no_kernel_reason.startswith("view")
+
+
+def test_tiny_linear_relu_aot_addmm_maps_through_original_aten():
+    corpus_required()
+    (g,) = _graphs(GPU_CORPUS / "tiny_linear_relu")
+    idx = build_index(g)
+    # the AOT graph's addmm became mm_default (extern) + add_tensor (fused into the pointwise kernel)
+    assert idx.node("addmm", AOT).launches == (0, 1)
+    assert idx.launches[1].post_grad_nodes == ("add_tensor", "relu", "mul")
+
+
+def _agreement(sources):
+    total = exact = 0
+    lines = []
+    for source in sources:
+        for g in _graphs(source):
+            if g.provenance is None or not g.provenance.code_to_post:
+                continue
+            truth = build_index(g)
+            guess = build_index(g, use_provenance=False)
+            for a, b in zip(truth.launches, guess.launches, strict=True):
+                if a.evidence != "provenance":
+                    continue
+                total += 1
+                if set(a.post_grad_nodes) == set(b.post_grad_nodes):
+                    exact += 1
+                else:
+                    lines.append(
+                        f"{Path(source).name} {g.id} launch {a.index} {a.kernel} ({b.evidence}): "
+                        f"missing {sorted(set(a.post_grad_nodes) - set(b.post_grad_nodes))} "
+                        f"extra {sorted(set(b.post_grad_nodes) - set(a.post_grad_nodes))}"
+                    )
+    return total, exact, lines
+
+
+def test_json_hidden_agrees_with_json_on_fixtures():
+    corpus_required()
+    total, exact, mismatches = _agreement(all_sources())
+    REPORT.parent.mkdir(exist_ok=True)
+    REPORT.write_text(f"{exact}/{total} launches exact with the JSON hidden\n" + "\n".join(mismatches) + "\n")
+    print(REPORT.read_text())
+    assert total > 0 and exact / total >= 0.95, f"see {REPORT}"
+
+
+def _coverage(g):
+    idx = build_index(g)
+    out = {}
+    for graph_name, fx in ((POST_GRAD, g.post_grad_graph), (AOT, g.fx_graph)):
+        if fx is None:
+            continue
+        calls = [n for n in fx.nodes if n.op == "call_function"]
+        ok = [n for n in calls if idx.node(n.name, graph_name).launches or idx.node(n.name, graph_name).no_kernel_reason]
+        out[graph_name] = (len(ok), len(calls), [n.name for n in calls if n not in ok])
+    return out
+
+
+@pytest.mark.parametrize("source", all_sources(), ids=lambda p: p.name)
+def test_coverage_on_every_fixture(source):
+    for g in _graphs(source):
+        for graph_name, (ok, total, missing) in _coverage(g).items():
+            assert total == 0 or ok / total >= 0.98, (g.id, graph_name, missing)
+
+
+@pytest.mark.slow
+def test_coverage_on_a_real_cpu_compile(cpu_run):
+    for g in parse_path(str(cpu_run)).graphs:
+        for graph_name, (ok, total, missing) in _coverage(g).items():
+            assert ok / total >= 0.98, (g.id, graph_name, missing)
+        idx = build_index(g)
+        assert all(la.fusion_group for la in idx.launches), idx.warnings
+
+
+def test_links_in_parse_json():
+    corpus_required()
+    from compile_viz.parse_cli import graph_json
+
+    (g,) = _graphs(GPU_CORPUS / "matmul_softmax")
+    links = graph_json(g)["links"]
+    assert [(la["index"], la["kernel"], la["is_extern"]) for la in links["launches"]] == [
+        (0, "extern_kernels.mm", True),
+        (1, "triton_per_fused__softmax_exp_prepare_softmax_online_sub_0", False),
+    ]
+    assert links["launches"][1]["source_lines"] == [["capture_cases.py", 21]]
+    assert links["launches"][1]["fusion_group"] == "op1_op2_op3"
+    assert links["fx_nodes"]["amax"] == {"launches": [1], "no_kernel_reason": None}
