@@ -53,6 +53,8 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
     aot_sets = _invert_to_sets(aot_launches, len(launches))
     order_post = _order(post)
     order_aot = _order(aot)
+    post_by_name = {n.name: n for n in post.nodes} if post else {}
+    aot_by_name = {n.name: n for n in aot.nodes} if aot else {}
     links = []
     for i, la in enumerate(launches):
         group = placement.get(i)
@@ -69,7 +71,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
                 scheduler_nodes=tuple(m for g in group for m in (g.members or (g.name,))) if group else (),
                 fusion_group=group[0].name if group else "",
                 buffers=tuple(b for g in group for b in g.buffer_names) if group else (),
-                source_lines=_source_lines(pg, post, fx_nodes, aot),
+                source_lines=_source_lines(pg, post_by_name, fx_nodes, aot_by_name),
                 evidence=evidence[i],
                 line=la.line,
             )
@@ -143,6 +145,9 @@ class _Closure:
                       for la in launches if la.is_extern}
         self.extern = {n.name for n in post.nodes if any(_op_matches(n.target, op) for op in extern_ops)}
         self.inputs = {n.name for n in post.nodes if n.op in ("placeholder", "get_attr")}
+        self.transparent = {n.name for n in post.nodes if n.op == "call_function" and _transparent(n)}
+        self.views = {n.name for n in post.nodes if n.op == "call_function" and _is_view(n)}
+        self.remaining = [n for n in post.nodes if n.op == "call_function" and n.name not in self.extern]
         self.done = set(self.inputs)
         self.placement = placement
         self.owner: dict[str, int] = {}  # buffer -> launch that wrote it
@@ -173,14 +178,14 @@ class _Closure:
         if avail is None:
             avail = self.done
         taken: set[str] = set()
-        for n in self.nodes:
-            if n.op != "call_function" or n.name in self.extern or n.name in taken:
-                continue
-            if n.name in self.done and not _transparent(n):
+        done, transparent = self.done, self.transparent
+        self.remaining = [n for n in self.remaining if n.name not in done or n.name in transparent]
+        for n in self.remaining:
+            if n.name in done and n.name not in transparent:
                 continue
             if all(a in avail or a in taken for a in n.args):  # no args: a constant, made where used
                 taken.add(n.name)
-        computed = {n for n in taken if not _transparent(self.by_name[n])}
+        computed = taken - transparent
         return computed | self.view_inputs(computed, within=taken)
 
     def view_inputs(self, names: set[str], within: set[str] | None = None) -> set[str]:
@@ -190,7 +195,7 @@ class _Closure:
         while stack:
             a = stack.pop()
             node = self.by_name.get(a)
-            if node is None or a in out or node.op != "call_function" or not _is_view(node):
+            if node is None or a in out or a not in self.views:
                 continue
             if within is not None and a not in within and a not in self.done:
                 continue
@@ -368,12 +373,13 @@ def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_set
     post_by_name = {n.name: n for n in post.nodes}
     lines_of = [{post_by_name[x].source.line for x in names if x in post_by_name and post_by_name[x].source}
                 for names in post_sets]
+    packets_present = set().union(*aten_of) if aten_of else set()
     matched = dict(found)
     for n in aot.nodes:
         if n.op != "call_function" or n.name in found:
             continue
         packet = ".".join(n.target.split(".")[:2])
-        near = _neighbourhood(n, users, by_name, matched, hops=3)
+        near = _neighbourhood(n, users, by_name, matched, hops=3) if packet in packets_present else set()
         by_aten = {i for i in near if packet in aten_of[i]}
         if by_aten and n.source is not None:  # the same op's other launches next door (mm + bias kernel)
             by_aten |= {i for i, aten in enumerate(aten_of) if packet in aten and n.source.line in lines_of[i]
@@ -527,12 +533,9 @@ def _invert_to_sets(found: dict[str, set[int]], n: int) -> list[set[str]]:
     return out
 
 
-def _source_lines(pg, post, fx_nodes, aot) -> tuple[tuple[str, int], ...]:
+def _source_lines(pg, post_by_name, fx_nodes, aot_by_name) -> tuple[tuple[str, int], ...]:
     lines = set()
-    for names, fx in ((pg, post), (fx_nodes, aot)):
-        if fx is None:
-            continue
-        lookup = {n.name: n for n in fx.nodes} if names else {}
+    for names, lookup in ((pg, post_by_name), (fx_nodes, aot_by_name)):
         for name in names:
             n = lookup.get(name)
             if n is not None and n.source is not None:

@@ -265,8 +265,32 @@ def _members_from_name(name: str) -> tuple[str, ...]:
     return tuple(parts) if "_".join(parts) == name else ()
 
 
+DEP_FAST = re.compile(
+    r"(MemoryDep)\('([^']*)', ([^{}]*?), (\{[^}]*\})(?:, mode=\w+)?\)"
+    r"|(\w+Dep)\(name='([^']*)'(?:, [\w=']+)*\)"
+)
+
+
 def parse_dependencies(value: str) -> tuple[Dependency, ...]:
     """`[MemoryDep('buf1', d0, {d0: 100}), StarDep(name='x', mode=None)]` -> Dependencies."""
+    # fast path: every item has one of the usual shapes, and nothing is left between them
+    deps = []
+    last = 0
+    for m in DEP_FAST.finditer(value):
+        if value[last : m.start()].strip(" ,[]"):
+            break
+        last = m.end()
+        if m.group(1):
+            deps.append(Dependency("MemoryDep", m.group(2), m.group(3), m.group(4)))
+        else:
+            deps.append(Dependency(m.group(5), m.group(6), "", ""))
+    else:
+        if not value[last:].strip(" ,[]"):
+            return tuple(deps)
+    return _parse_dependencies_slow(value)
+
+
+def _parse_dependencies_slow(value: str) -> tuple[Dependency, ...]:
     value = value.strip()
     if value.startswith("[") and value.endswith("]"):
         value = value[1:-1]
@@ -288,9 +312,15 @@ def parse_dependencies(value: str) -> tuple[Dependency, ...]:
     return tuple(deps)
 
 
+LAYOUT_FAST = re.compile(r"^(\w+)\('([^']*)', ([\w.]+), size=\[([^\]]*)\], stride=\[([^\]]*)\]\)$")
+
+
 def parse_layout(value: str) -> Layout | None:
     """`FixedLayout('cuda:0', torch.float32, size=[100, 1], stride=[1, 100])` -> Layout."""
     value = value.strip()
+    m = LAYOUT_FAST.match(value)
+    if m:
+        return Layout(m.group(1), m.group(2), m.group(3), _dims(m.group(4)), _dims(m.group(5)))
     if not value or "(" not in value:
         return None
     kind, _, rest = value.partition("(")
@@ -318,6 +348,10 @@ def parse_layout(value: str) -> Layout | None:
             dtype = part
         positional += 1
     return Layout(kind.strip(), device, dtype, size, stride)
+
+
+def _dims(text: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in text.split(",")) if "(" not in text else tuple(split_top_level(text))
 
 
 def parse_users(value: str) -> tuple[str, ...]:

@@ -25,22 +25,29 @@ def cut_warning(text: str) -> str:
     return "" if not text or text.endswith("\n") else "file does not end with a newline: it looks cut short"
 
 
+SPECIAL = re.compile(r"[()\[\]{}'\",\\]")
+
+
 def split_top_level(text: str, sep: str = ",") -> list[str]:
-    """Split on `sep` outside brackets and quotes; pieces are stripped, empty ones dropped."""
+    """Split on commas outside brackets and quotes; pieces are stripped, empty ones dropped."""
     if sep not in text:
         t = text.strip()
         return [t] if t else []
+    if not _HAS_NESTING.search(text):
+        return [p for p in (x.strip() for x in text.split(sep)) if p]
     parts: list[str] = []
     depth = 0
     quote = ""
     start = 0
-    i = 0
-    n = len(text)
-    while i < n:
+    skip_to = -1
+    for m in SPECIAL.finditer(text):
+        i = m.start()
+        if i < skip_to:
+            continue
         c = text[i]
         if quote:
             if c == "\\":
-                i += 1
+                skip_to = i + 2
             elif c == quote:
                 quote = ""
         elif c in "\"'":
@@ -52,9 +59,11 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
         elif c == sep and depth == 0:
             parts.append(text[start:i].strip())
             start = i + 1
-        i += 1
     parts.append(text[start:].strip())
     return [p for p in parts if p]
+
+
+_HAS_NESTING = re.compile(r"[()\[\]{}'\"]")
 
 
 def matching_paren(text: str, open_at: int) -> int:
