@@ -24,10 +24,12 @@ def test_gallery_has_every_sample_of_the_issue():
         assert spec.default_dtype in DTYPES
 
 
-def test_listing_does_not_import_torch():
-    code = "import sys, sample_models as s; s.all_samples(); import compile_viz.capture; print('torch' in sys.modules)"
+def test_listing_and_parent_side_import_neither_torch_nor_streamlit():
+    code = ("import sys, sample_models as s; s.all_samples(); import compile_viz.capture, compile_viz.capture.cli, "
+            "compile_viz.store; print(sorted(m for m in ('torch', 'streamlit', 'plotly', 'graphviz', 'pygments') "
+            "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "[]"
 
 
 def test_unknown_sample():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import stat
-import sys
 import zipfile
 from pathlib import Path
 
@@ -36,14 +35,6 @@ def test_home_from_env(tmp_path, monkeypatch):
     assert default_home() == tmp_path / "h"
     assert store.runs_dir == tmp_path / "h/runs" and store.index_path == tmp_path / "h/index.sqlite"
     assert store.index_path.is_file()
-
-
-def test_store_is_torch_free():
-    import compile_viz.capture.cli  # noqa: F401
-    import compile_viz.store  # noqa: F401
-
-    assert "torch" not in sys.modules or pytest.skip("torch imported by an earlier test in this process")
-    assert "streamlit" not in sys.modules
 
 
 def test_list_newest_first_search_and_status(tmp_path):
