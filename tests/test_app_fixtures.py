@@ -1,0 +1,56 @@
+"""Helpers shared by the dashboard tests: run zips built at test time from ../shared/corpus.
+
+Never hand-written artifacts: the debug trees are the corpus's real captures, packed with the
+store's own export into the layout of sample_runs/<name>.zip.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import shutil
+from pathlib import Path
+
+import pytest
+
+from compile_viz.store import RunStore
+
+REPO = Path(__file__).resolve().parents[1]
+CORPUS = REPO.parent / "shared" / "corpus" / "gpu-h100-torch2.11"
+BUNDLED_CASES = ("mlp_train_step", "graph_break_item", "pointwise_chain")
+
+
+def need_corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"needs the GPU corpus at {CORPUS} (../shared is absent)")
+    return CORPUS
+
+
+def store_run(store: RunStore, case: str, **meta) -> str:
+    """Return the id of a store run holding corpus `case`'s debug tree (and its source file)."""
+    corpus = need_corpus()
+    run_id, tmp = store.begin(case)
+    shutil.copytree(corpus / case / "torch_compile_debug", tmp / "debug" / "torch_compile_debug")
+    shutil.copy(corpus / "capture_cases.py", tmp / "capture_cases.py")
+    base = {"model": case, "title": case.replace("_", " "), "status": "complete", "reason": None,
+            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(), "options": {"device": "cuda"},
+            "versions": {"torch": "2.11.0+cu130", "triton": "3.6.0"}, "hardware": {"gpu": "NVIDIA H100", "device": "cuda"}}
+    return store.commit(run_id, tmp, {**base, **meta}).id
+
+
+def failed_run(store: RunStore) -> str:
+    """Return the id of a stored failed run (as the capture stores one: reason and stderr tail)."""
+    run_id, tmp = store.begin("broken")
+    meta = {"model": "broken", "status": "failed", "created": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+            "reason": "model raised RuntimeError while compiling: shapes do not match",
+            "stderr_tail": "Traceback (most recent call last):\n  ...\nRuntimeError: shapes do not match\n"}
+    return store.commit(run_id, tmp, meta).id
+
+
+def make_bundled(folder: Path, cases=BUNDLED_CASES) -> Path:
+    """Write sample_runs-style zips of corpus cases into `folder`; return it."""
+    store = RunStore(folder / "_build")
+    folder.mkdir(parents=True, exist_ok=True)
+    for case in cases:
+        store.export_run(store_run(store, case), folder / f"{case}.zip")
+    shutil.rmtree(folder / "_build")
+    return folder
