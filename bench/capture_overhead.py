@@ -31,6 +31,8 @@ from sample_models import get_sample
 spec, device, train = get_sample(sys.argv[1]), sys.argv[2], sys.argv[3] == "1"
 torch.manual_seed(0)
 model = spec.build(device, torch.float32)
+if isinstance(model, torch.nn.Module):
+    model.eval()  # as the capture child does for an inference capture
 calls = spec.calls(device, torch.float32)
 t = time.monotonic()
 compiled = torch.compile(model)

@@ -125,7 +125,10 @@ class RunStore:
         write_meta(tmp, meta)
         final = self.runs_dir / run_id
         os.rename(tmp, final)
-        self._index(run_id, meta)
+        try:
+            self._index(run_id, meta)
+        except sqlite3.Error:
+            pass  # the folder is the truth; the next sync() indexes it
         return Run(run_id, final, meta)
 
     def abandon(self, tmp: Path) -> None:

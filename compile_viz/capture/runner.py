@@ -117,7 +117,7 @@ def _watch(proc: subprocess.Popen, stdout_path: Path, timeout_s: float, on_progr
     reader = threading.Thread(target=_read_stdout, args=(proc, stdout_path, lines), daemon=True)
     reader.start()
     deadline = time.monotonic() + timeout_s
-    ended, last_phase = "exited", "starting"
+    ended, last_phase, exited_at = "exited", "starting", None
     while True:
         try:
             item = lines.get(timeout=0.1)
@@ -132,8 +132,12 @@ def _watch(proc: subprocess.Popen, stdout_path: Path, timeout_s: float, on_progr
             ended = "cancelled"
         elif time.monotonic() > deadline:
             ended = "timeout"
-        elif proc.poll() is not None and not reader.is_alive():
-            break
+        elif proc.poll() is not None:
+            exited_at = exited_at or time.monotonic()
+            if not reader.is_alive():
+                break
+            if time.monotonic() - exited_at > 5:  # leftover workers still hold stdout open
+                _kill_leftovers(proc)
         if ended != "exited":
             kill_group(proc)
             break
