@@ -186,17 +186,16 @@ def fx_dot(fx: FxGraph, index: GraphIndex, view: GraphView) -> str:
     launches_of = node_launches(fx, index, view.graph)
     by_name = {n.name: n for n in fx.nodes}
     keep = set(by_name)
+    seeds = {n for n in view.selected_nodes if n in by_name}
     if view.hops > 0:
-        seeds = set(view.selected_nodes)
-        for name, ls in launches_of.items():
-            if set(ls) & view.selected_launches:
-                seeds.add(name)
-        if seeds:
-            keep = neighbourhood(fx, seeds, view.hops)
+        seeds |= {name for name, ls in launches_of.items() if set(ls) & view.selected_launches}
+    hop_mode = view.hops > 0 and bool(seeds)  # no seeds: draw as if no hops were asked for
+    if hop_mode:
+        keep = neighbourhood(fx, seeds, view.hops)
 
     def unit(n: FxNode) -> str | None:
         """The box a node is drawn in; None: folded into whatever feeds it."""
-        if not view.collapsed or view.hops > 0:
+        if not view.collapsed or hop_mode:
             return n.name
         ls = launches_of[n.name]
         if ls and ls[0] < len(index.launches) and ls[0] not in view.expanded:
@@ -253,7 +252,7 @@ def fx_dot(fx: FxGraph, index: GraphIndex, view: GraphView) -> str:
     for i, stmts in in_cluster.items():
         lines.extend(_cluster(index.launches[i], stmts, view))
     drawn = list(edges)
-    if view.collapsed and not view.hops:
+    if view.collapsed and not hop_mode:
         drawn = transitive_reduction(drawn)  # an overview of launch order, not every tensor
     lines += [f"  {dot_quote(s)} -> {dot_quote(d)};" for s, d in drawn]
     lines.append("}")

@@ -43,7 +43,7 @@ def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str
         if dot.count("->") > MAX_GRAPHVIZ_CHART_NODES and not view.collapsed:
             st.info("Graphviz's `dot` is not installed here; showing the collapsed view. "
                     "Install the `graphviz` package for the full, clickable graph.")
-        st.graphviz_chart(dot, use_container_width=True)
+        st.graphviz_chart(dot, width="stretch")
     with st.popover("About this graph"):
         st.markdown(note)
 

@@ -28,7 +28,7 @@ def page() -> None:
                  "device": (r.meta.get("resolved") or r.meta.get("options") or {}).get("device", ""),
                  "reason": r.reason or ""} for r in runs]
         event = st.dataframe(rows, hide_index=True, on_select="rerun", selection_mode="single-row",
-                             use_container_width=True, key="runs_table")
+                             width="stretch", key="runs_table")
         picked = event.selection.rows if event is not None else []
         if picked:
             _open(runs[picked[0]].id)

@@ -1,0 +1,171 @@
+"""The pages under streamlit.testing.v1.AppTest, over runs built from the corpus at test time."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+from test_app_fixtures import REPO, failed_run, make_bundled, need_corpus, store_run
+
+from compile_viz.store import RunStore
+
+APP = str(REPO / "app.py")
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory):
+    need_corpus()
+    return make_bundled(tmp_path_factory.mktemp("sample_runs"))
+
+
+@pytest.fixture
+def env(tmp_path, bundled, monkeypatch):
+    """An empty store and the corpus-built bundled runs; caches cleared (they outlive a script run)."""
+    monkeypatch.setenv("COMPILE_VIZ_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COMPILE_VIZ_SAMPLE_RUNS", str(bundled))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield RunStore(tmp_path / "home")
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def app(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def html(at: AppTest) -> str:
+    return "\n".join(h.proto.body for h in at.get("html"))
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def box(at: AppTest, label: str):
+    return next(s for s in at.selectbox if s.label == label)
+
+
+def graph_ids(at: AppTest) -> list[str]:
+    b = box(at, "Graph")
+    return [o.split(" · ", 1)[1] for o in b.options]  # labels are "kind · folder"; ids are folder names here
+
+
+def test_opens_on_a_bundled_run(env):
+    at = app()
+    no_errors(at)
+    assert "bundled run" in at.subheader[0].value
+    assert metrics(at)["kernels"].isdigit()
+    assert "<svg" in html(at)
+
+
+def test_opens_on_the_latest_stored_run(env):
+    run_id = store_run(env, "pointwise_chain")
+    at = app()
+    no_errors(at)
+    assert run_id in at.subheader[0].value
+    assert metrics(at)["kernels"] == "1" and metrics(at)["device"] == "NVIDIA H100"
+
+
+def test_switching_graphs(env):
+    at = app(run="bundled:mlp_train_step")
+    no_errors(at)
+    assert "forward" in box(at, "Graph").value and metrics(at)["kernels"] == "1"
+    backward = next(g for g in graph_ids(at) if "backward" in g)
+    at = box(at, "Graph").set_value(backward).run()
+    no_errors(at)
+    assert at.query_params["graph"] == [backward] or at.query_params["graph"] == backward
+    assert metrics(at)["kernels"] == "2"
+
+
+def test_selecting_a_kernel_shows_its_code_and_nodes(env):
+    at = app(run="bundled:mlp_train_step")
+    backward = next(g for g in graph_ids(at) if "backward" in g)
+    at = box(at, "Graph").set_value(backward).run()
+    kernel = "triton_per_fused_gelu_gelu_backward_sum_1"
+    picker = box(at, "Kernel launch")
+    launch = next(int(o.split(" ")[0][1:]) for o in picker.options if f" {kernel} " in o)
+    at = picker.set_value(launch).run()
+    no_errors(at)
+    page = html(at)
+    assert "@triton.jit" in page or "triton_heuristics" in page  # the highlighted Triton source
+    assert f"def {kernel}" in page.replace("<span style=\"color: #0000FF\">", "") or kernel in page
+    assert "persistent reduction" in page
+    # its nodes are outlined in the SVG (penwidth 3), its group row marked, and the URL holds it
+    assert 'stroke-width="3"' in page and "cv-selected" in page
+    assert at.query_params["kernel"] in (kernel, [kernel])
+
+
+def test_loading_a_view_by_url(env):
+    at = app(run="bundled:mlp_train_step")
+    backward = next(g for g in graph_ids(at) if "backward" in g)
+    at = app(run="bundled:mlp_train_step", graph=backward, node="sum_1")
+    no_errors(at)
+    assert box(at, "Graph").value == backward
+    assert box(at, "FX node").value == "sum_1"
+    assert "triton_per_fused_sum_0" in box(at, "Kernel launch").options[box(at, "Kernel launch").index]
+
+
+def test_a_failed_run_shows_its_reason_not_a_traceback(env):
+    run_id = failed_run(env)
+    at = app(run=run_id)
+    assert not at.exception
+    assert len(at.error) == 1 and "shapes do not match" in at.error[0].value
+    assert "\n" not in at.error[0].value
+    assert any("Traceback" in c.value for c in at.code)  # the stderr tail, inside the expander
+    assert at.expander[0].label.startswith("stderr")
+
+
+def test_an_unknown_run_is_one_line(env):
+    at = app(run="no-such-run")
+    assert not at.exception and len(at.error) == 1 and "no run" in at.error[0].value
+
+
+def page_app(module: str) -> AppTest:
+    """Return one page run on its own (st.navigation pages are functions, not files)."""
+    return AppTest.from_string(f"from compile_viz.ui import {module}\n{module}.page()\n", default_timeout=60)
+
+
+def test_upload_of_a_bad_zip(env):
+    at = page_app("runs_page").run()
+    no_errors(at)
+    at.file_uploader[0].set_value(("run.zip", b"this is not a zip", "application/zip")).run()
+    assert not at.exception
+    assert len(at.error) == 1 and "not a zip file" in at.error[0].value
+
+
+def test_upload_of_a_zip_without_a_debug_run(env, tmp_path):
+    import io
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("notes.txt", "nothing to see")
+    at = page_app("runs_page").run()
+    at.file_uploader[0].set_value(("other.zip", buf.getvalue(), "application/zip")).run()
+    assert not at.exception and len(at.error) == 1 and "no Inductor debug artifacts" in at.error[0].value
+
+
+def test_runs_page_lists_stored_runs_newest_first(env):
+    first = store_run(env, "pointwise_chain")
+    second = failed_run(env)
+    at = page_app("runs_page").run()
+    no_errors(at)
+    ids = [row for row in at.dataframe[0].value["id"]]
+    assert ids == [second, first]
+    at.text_input[0].set_value("pointwise").run()
+    assert list(at.dataframe[0].value["id"]) == [first]
+
+
+def test_compile_page_shows_the_sample_teaching_note(env):
+    at = page_app("compile_page").run()
+    no_errors(at)
+    assert any("fuses" in i.value or "kernel" in i.value for i in at.info)
