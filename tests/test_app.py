@@ -43,7 +43,12 @@ def no_errors(at: AppTest) -> None:
 
 
 def html(at: AppTest) -> str:
-    return "\n".join(h.proto.body for h in at.get("html"))
+    """Return every st.html body and the graph widget's SVG, joined."""
+    import json
+
+    bodies = [h.proto.body for h in at.get("html")]
+    bodies += [json.loads(c.proto.json)["html"] for c in at.get("bidi_component")]
+    return "\n".join(bodies)
 
 
 def metrics(at: AppTest) -> dict[str, str]:

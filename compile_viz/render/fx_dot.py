@@ -140,7 +140,7 @@ def _node_stmt(node: FxNode, launches: tuple[int, ...], index: GraphIndex, view:
                or "no kernel")
     attrs.setdefault("style", "filled")
     if node.name in view.selected_nodes:
-        attrs.update(color=SELECTED, penwidth="3")
+        attrs.update(color=SELECTED, penwidth="3", **{"class": "cv-sel"})
     attrs.update(label=label, tooltip="\n".join(t for t in tip if t))
     if view.link:
         attrs.update(URL=_href(view, node=node.name), target="_top")
@@ -163,7 +163,7 @@ def _launch_box(launch: LaunchLink, members: list[str], view: GraphView) -> str:
     attrs = {"shape": "box", "style": "filled,rounded", "fillcolor": kind_color(launch.kind),
              "label": f"{_launch_title(launch)}\n{len(members)} ops", "tooltip": "\n".join(tip)}
     if launch.index in view.selected_launches:
-        attrs.update(color=SELECTED, penwidth="3")
+        attrs.update(color=SELECTED, penwidth="3", **{"class": "cv-sel"})
     if view.link:
         attrs.update(URL=_href(view, kernel=launch.kernel, launch=launch.index), target="_top")
     return f"  {dot_quote(f'L{launch.index}')} [{_attrs(attrs)}];"
@@ -173,7 +173,8 @@ def _cluster(launch: LaunchLink, stmts: list[str], view: GraphView) -> list[str]
     selected = launch.index in view.selected_launches
     attrs = {"label": f"{_launch_title(launch)} ({kind_label(launch.kind)})", "style": "filled,rounded",
              "fillcolor": kind_color(launch.kind), "color": SELECTED if selected else "#555555",
-             "penwidth": "3" if selected else "1", "tooltip": _launch_title(launch)}
+             "penwidth": "3" if selected else "1", "tooltip": _launch_title(launch),
+             "class": "cv-sel-cluster" if selected else "cv-cluster"}
     if view.link:
         attrs.update(URL=_href(view, kernel=launch.kernel, launch=launch.index), target="_top")
     head = [f"  subgraph {dot_quote(f'cluster_L{launch.index}')} {{"]

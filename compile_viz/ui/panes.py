@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
 from compile_viz.artifacts.kernel_meta import kernel_meta
@@ -15,13 +17,14 @@ from compile_viz.render.palette import legend_html
 from compile_viz.render.selection import Selection
 from compile_viz.render.svg import LayoutError, have_dot, svg_panel
 from compile_viz.ui import loaders
+from compile_viz.ui.graph_widget import graph_widget
 from compile_viz.ui.runs import RunInfo
 
 MAX_GRAPHVIZ_CHART_NODES = 400  # st.graphviz_chart lays out in the browser: keep it small
 
 
 def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str, view: GraphView,
-               zoom: float) -> None:
+               zoom: float, on_select: Callable[[dict], None]) -> None:
     fx = graph.fx_graph if fx_name == AOT else graph.post_grad_graph
     note = ARTIFACT_NOTES["fx_graph_readable.py" if fx_name == AOT else "fx_graph_transformed.py"]
     if fx is None:
@@ -35,7 +38,7 @@ def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str
         except LayoutError as e:
             st.error(str(e))
             return
-        st.html(svg_panel(svg, height_px=720, zoom=zoom))
+        graph_widget(svg_panel(svg, height_px=720, zoom=zoom), key=f"graph:{graph.id}:{fx_name}".replace("_", "-"), on_select=on_select)
         st.caption("Click a node or a kernel box to select it. " + ("Collapsed: one box per launch; "
                    "the selected launch opens up." if view.collapsed and not view.hops else ""))
     else:

@@ -50,7 +50,7 @@ def page() -> None:
     fx_name, view, zoom, sel = _controls(info.key, graph, index)
     left, right = st.columns([3, 2], gap="small")
     with left:
-        panes.graph_pane(info, graph, index, fx_name, view, zoom)
+        panes.graph_pane(info, graph, index, fx_name, view, zoom, lambda click: _clicked(index, fx_name, click))
     with right:
         panes.code_pane(graph, index, sel)
     left, right = st.columns(2, gap="small")
@@ -127,6 +127,18 @@ def _controls(key: str, graph, index):
                      selected_launches=sel.launches, selected_nodes=sel.nodes,
                      hops=hops if not sel.empty else 0, link=state.link_prefix())
     return fx_name, view, zoom, sel
+
+
+def _clicked(index, fx_name, click: dict) -> None:
+    """A click in the graph: a node selects itself and its kernel, a kernel box its launch."""
+    node = click.get("node") or ""
+    if node:
+        s = select(index, fx_name, node=node)
+        first = min(s.launches) if s.launches else None
+        state.update(node=node, kernel=index.launches[first].kernel if first is not None else None, launch=first)
+    else:
+        state.update(kernel=click.get("kernel") or None, launch=click.get("launch") or None, node=None)
+    st.rerun()
 
 
 def _selection(index, fx_name, fx):
