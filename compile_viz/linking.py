@@ -120,7 +120,7 @@ def _post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool
             if la.kernel not in first_seen and template:
                 sets[i], evidence[i] = set(template), COMMENTS
                 matcher.claim(la.kernel, template)
-            elif template and (found := matcher.repeat(la.kernel, template)):
+            elif template and (found := matcher.repeat(la.kernel, template, la.buffers)):
                 sets[i], evidence[i] = found, STRUCTURE
             elif hinted := {n for n in la.comments.source_nodes if n in known}:
                 sets[i], evidence[i] = hinted, COMMENTS
@@ -195,6 +195,9 @@ class _Closure:
         while stack:
             a = stack.pop()
             node = self.by_name.get(a)
+            if node is not None and node.target == "operator.getitem":
+                stack.extend(node.args)  # through tuple elements to the view that made them
+                continue
             if node is None or a in out or a not in self.views:
                 continue
             if within is not None and a not in within and a not in self.done:
@@ -256,7 +259,9 @@ class _Matcher:
         return {self.order[candidates[0]].name}
 
     # repeated kernels ----------------------------------------------------------------------
-    def repeat(self, kernel: str, template: list[str]) -> set[str]:
+    def repeat(self, kernel: str, template: list[str], passed: tuple[str, ...] = ()) -> set[str]:
+        """The next occurrence of the kernel's sub-graph; graph inputs it reads must be among
+        the launch's arguments (`passed`)."""
         if not template:
             return set()
         tnodes = [self.nodes[n] for n in sorted(set(template), key=self.pos.__getitem__)]
@@ -265,10 +270,16 @@ class _Matcher:
         positions = self.by_target.get(anchor.target, [])
         for p in positions[bisect_right(positions, after) :]:
             found = self._extend(tnodes, self.order[p])
-            if found is not None:
+            if found is not None and self._inputs_passed(found.values(), passed):
                 self.last_anchor[kernel] = p
                 return set(found.values())
         return set()
+
+    def _inputs_passed(self, names, passed: tuple[str, ...]) -> bool:
+        if not passed:
+            return True
+        ok = set(passed)
+        return all(a in ok for n in names for a in self.nodes[n].args if self.nodes[a].op == "placeholder")
 
     def _extend(self, tnodes: list[FxNode], start: FxNode) -> dict[str, str] | None:
         """Map the template onto the graph starting from `start`; None when the shape differs."""
@@ -331,7 +342,14 @@ class _Matcher:
 
 
 def _same_op(a: FxNode, b: FxNode) -> bool:
-    return a.target == b.target and a.constants == b.constants and len(a.args) == len(b.args)
+    """Same op, constants, arity, and (a kernel is specialised to them) dtype and shape."""
+    return (
+        a.target == b.target
+        and a.constants == b.constants
+        and len(a.args) == len(b.args)
+        and a.dtype == b.dtype
+        and a.shape == b.shape
+    )
 
 
 def _op_matches(target: str, op: str) -> bool:

@@ -221,3 +221,13 @@ def test_discovery_of_a_zip(tmp_path):
                 zf.write(f, f.relative_to(case.parent))
     parsed = parse_path(str(zpath))
     assert len(parsed.graphs) == 2 and parsed.graph_breaks
+
+
+def test_graph_break_new_log_format_from_a_bundled_run():
+    zpath = SAMPLE_RUNS / "graph_break_print.zip"
+    if not zpath.exists():
+        pytest.skip("sample_runs/graph_break_print.zip is absent")
+    (gb,) = parse_path(str(zpath)).graph_breaks
+    assert gb.file.endswith("sample_models/graph_break_print.py") and gb.line == 12
+    assert gb.reason == "Failed to trace builtin operator"
+    assert gb.code.startswith('print("graph_break_print: inside forward")')

@@ -147,21 +147,71 @@ def read_graph_breaks(reader: ArtifactReader, runs: list[str]) -> tuple[list[Gra
 
 
 GB_FILE = re.compile(r'^\s*File "(.+?)", line (\d+), in (.+)$')
-GB_FROM_USER = re.compile(r"Graph break:? (?:from|in) user code", re.I)
+GB_FROM_USER = re.compile(r"Graph break:? from user code", re.I)
+GB_AT = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$", re.I)
+GB_REASON = re.compile(r"^Graph Break Reason: (.*)$")
 GB_START = re.compile(r"graph break", re.I)
 LOG_PREFIX = re.compile(r"^[VIWE]\d{4} [\d:.]+ \d+ [^\]]+\] (?:\[[^\]]*\] )?")
 
 
 def parse_dynamo_log(text: str) -> list[GraphBreak]:
-    """Return the graph breaks a torchdynamo debug.log (or a captured stderr) reports."""
+    """Return the graph breaks a torchdynamo debug.log (or a captured stderr) reports.
+
+    Two formats exist: torch 2.11+ writes "Graph break in user code at FILE:LINE" then
+    "Graph Break Reason: ..."; older versions write the reason, then "Graph break: from user
+    code at:" and the frame. A message in both formats is reported once.
+    """
+    lines = [LOG_PREFIX.sub("", line) for line in text.splitlines()]
+    breaks: list[GraphBreak] = []
+    seen: set[tuple[str, int]] = set()
+    for gb in _new_format(lines) + _old_format(lines):
+        if (gb.file, gb.line) not in seen:
+            seen.add((gb.file, gb.line))
+            breaks.append(gb)
+    return breaks
+
+
+def _new_format(lines: list[str]) -> list[GraphBreak]:
+    out = []
+    for i, line in enumerate(lines):
+        m = GB_AT.match(line.strip())
+        if not m:
+            continue
+        file, lineno = m.group(1), int(m.group(2))
+        reason_parts: list[str] = []
+        code = ""
+        j = i + 1
+        while j < len(lines) and not GB_AT.match(lines[j].strip()):
+            text = lines[j].strip()
+            r = GB_REASON.match(text)
+            if r:
+                reason_parts.append(r.group(1))
+            elif text.startswith("User code traceback"):
+                break
+            elif text and not reason_parts[1:] and not text.startswith(("Hint:", "Developer", "For more")):
+                reason_parts.append(text)
+            j += 1
+        for k in range(j, min(j + 200, len(lines))):  # the traceback's frame at FILE:LINE has the code
+            f = GB_FILE.match(lines[k])
+            if f and f.group(1) == file and int(f.group(2)) == lineno and k + 1 < len(lines):
+                code = lines[k + 1].strip()
+                break
+        summary = reason_parts[1] if len(reason_parts) > 1 else (reason_parts[0] if reason_parts else "graph break")
+        out.append(GraphBreak(summary, file, lineno, code))
+    return out
+
+
+def _old_format(lines: list[str]) -> list[GraphBreak]:
     breaks: list[GraphBreak] = []
     reason: list[str] = []
     waiting_for_frame = False
-    lines = [LOG_PREFIX.sub("", line) for line in text.splitlines()]
     i = 0
     while i < len(lines):
         line = lines[i]
         i += 1
+        if GB_AT.match(line.strip()):
+            reason, waiting_for_frame = [], False
+            continue
         if GB_FROM_USER.search(line):
             waiting_for_frame = True
             continue
@@ -170,15 +220,11 @@ def parse_dynamo_log(text: str) -> list[GraphBreak]:
             if m:
                 code = lines[i].strip() if i < len(lines) else ""
                 text_reason = " ".join(r.strip() for r in reason if r.strip()) or "graph break"
-                gb = GraphBreak(text_reason, m.group(1), int(m.group(2)), code)
-                if gb not in breaks:
-                    breaks.append(gb)
+                breaks.append(GraphBreak(text_reason, m.group(1), int(m.group(2)), code))
                 reason, waiting_for_frame = [], False
             continue
         if GB_START.search(line) and not reason:
             reason = [line]
         elif reason and line.strip():
             reason.append(line)
-        elif reason and not line.strip():
-            pass
     return breaks
