@@ -18,6 +18,7 @@ from compile_viz.render.palette import NO_KERNEL, SELECTED, kind_color, kind_lab
 INPUTS, OUTPUTS = "__inputs__", "__outputs__"
 MAX_TOOLTIP_NODES = 25
 FAST_LAYOUT_ABOVE = 150  # drawn nodes
+LABEL_CHARS = 36  # kernel names in labels are cut here; tooltips keep them whole
 
 
 @dataclass(frozen=True)
@@ -151,8 +152,11 @@ def _attrs(attrs: dict[str, str]) -> str:
     return ", ".join(f"{k}={dot_quote(v)}" for k, v in attrs.items())
 
 
-def _launch_title(launch: LaunchLink) -> str:
-    return f"#{launch.index} {launch.kernel}"
+def _launch_title(launch: LaunchLink, limit: int = 0) -> str:
+    name = launch.kernel
+    if limit and len(name) > limit:
+        name = name[: limit - 1] + "…"
+    return f"#{launch.index} {name}"
 
 
 def _launch_box(launch: LaunchLink, members: list[str], view: GraphView) -> str:
@@ -161,7 +165,7 @@ def _launch_box(launch: LaunchLink, members: list[str], view: GraphView) -> str:
     if len(members) > MAX_TOOLTIP_NODES:
         tip.append(f"... {len(members) - MAX_TOOLTIP_NODES} more")
     attrs = {"shape": "box", "style": "filled,rounded", "fillcolor": kind_color(launch.kind),
-             "label": f"{_launch_title(launch)}\n{len(members)} ops", "tooltip": "\n".join(tip)}
+             "label": f"{_launch_title(launch, LABEL_CHARS)}\n{len(members)} ops", "tooltip": "\n".join(tip)}
     if launch.index in view.selected_launches:
         attrs.update(color=SELECTED, penwidth="3", **{"class": "cv-sel"})
     if view.link:
@@ -171,7 +175,7 @@ def _launch_box(launch: LaunchLink, members: list[str], view: GraphView) -> str:
 
 def _cluster(launch: LaunchLink, stmts: list[str], view: GraphView) -> list[str]:
     selected = launch.index in view.selected_launches
-    attrs = {"label": f"{_launch_title(launch)} ({kind_label(launch.kind)})", "style": "filled,rounded",
+    attrs = {"label": f"{_launch_title(launch, LABEL_CHARS)} ({kind_label(launch.kind)})", "style": "filled,rounded",
              "fillcolor": kind_color(launch.kind), "color": SELECTED if selected else "#555555",
              "penwidth": "3" if selected else "1", "tooltip": _launch_title(launch),
              "class": "cv-sel-cluster" if selected else "cv-cluster"}
@@ -224,8 +228,8 @@ def fx_dot(fx: FxGraph, index: GraphIndex, view: GraphView) -> str:
     lines = ["digraph fx {", '  graph [rankdir="TB", fontname="Helvetica", fontsize="10", nodesep="0.15", '
              'ranksep="0.3", tooltip=" "];',
              # Big drawings: cap Graphviz's rank and crossing searches (minutes -> about 2 s for
-             # 1,500 nodes) at the price of a few more edge crossings.
-             *(['  graph [nslimit="2", mclimit="0.2", searchsize="10"];'] if len(units) > FAST_LAYOUT_ABOVE else []), '  node [fontname="Helvetica", fontsize="9", height="0.2", margin="0.05"];',
+             # 1,500 nodes) and draw straight edges, at the price of a few more crossings.
+             *(['  graph [nslimit="2", mclimit="0.2", searchsize="10", splines="line"];'] if len(units) > FAST_LAYOUT_ABOVE else []), '  node [fontname="Helvetica", fontsize="9", height="0.2", margin="0.05"];',
              '  edge [arrowsize="0.5", color="#777777"];']
     in_cluster: dict[int, list[str]] = {}
     folded: dict[int, list[str]] = {}

@@ -54,9 +54,12 @@ def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str
 def code_pane(graph: GraphParse, index: GraphIndex, sel: Selection) -> None:
     oc = graph.output_code
     if sel.empty or not sel.launches:
-        st.info("Select a kernel (or a node) to see its code." if sel.empty
-                else f"Node `{sel.node}` runs in no kernel: "
-                     f"{_no_kernel_reason(index, sel.node)}")
+        if sel.empty:
+            st.info("Select a kernel (or a node) to see its code.")
+        elif sel.node:
+            st.info(f"Node `{sel.node}` runs in no kernel: {_no_kernel_reason(index, sel.node)}")
+        else:
+            st.warning(f"No launch of `{sel.kernel}` in this graph.")
         if oc is not None:
             with st.popover("About output_code.py"):
                 st.markdown(ARTIFACT_NOTES["output_code.py"])

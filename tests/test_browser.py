@@ -1,0 +1,132 @@
+"""The main flow in real Chromium: open the largest bundled run's backward graph, click a kernel,
+see its highlighted code and its marked nodes; screenshots in test-artifacts/, timings printed.
+
+Skips only where /usr/bin/chromium (or Graphviz's dot) is missing AND COMPILE_VIZ_CI is unset.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from test_app_fixtures import REPO, make_bundled
+
+from compile_viz.artifacts import parse_path
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+OUT = REPO / "test-artifacts"
+pytestmark = pytest.mark.slow
+
+
+def _require(ok: bool, why: str) -> None:
+    if ok:
+        return
+    if os.environ.get("COMPILE_VIZ_CI"):
+        pytest.fail(f"{why}, and COMPILE_VIZ_CI is set: the browser test must run in CI")
+    pytest.skip(why)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pick_run(tmp: Path) -> tuple[Path, str]:
+    """Return (sample_runs folder, run name): gpt_small when bundled, else the largest zip we can make."""
+    bundled = REPO / "sample_runs"
+    if (bundled / "gpt_small.zip").is_file():
+        return bundled, "gpt_small"
+    zips = sorted(bundled.glob("*.zip"), key=lambda p: p.stat().st_size) if bundled.is_dir() else []
+    if zips:
+        return bundled, zips[-1].stem
+    return make_bundled(tmp / "sample_runs", ("mlp_train_step",)), "mlp_train_step"
+
+
+def backward_graph(zip_path: Path) -> str:
+    parse = parse_path(str(zip_path))
+    graphs = sorted(parse.graphs, key=lambda g: (g.kind != "backward",
+                                                  -len(g.post_grad_graph.nodes) if g.post_grad_graph else 0))
+    return graphs[0].id
+
+
+@pytest.fixture
+def server(tmp_path):
+    folder, name = pick_run(tmp_path)
+    port = _free_port()
+    env = dict(os.environ, COMPILE_VIZ_HOME=str(tmp_path / "home"), COMPILE_VIZ_SAMPLE_RUNS=str(folder))
+    log = open(tmp_path / "streamlit.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless",
+                             "true", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+                             "--server.fileWatcherType", "none"], cwd=REPO, env=env, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                if urllib.request.urlopen(url + "/_stcore/health", timeout=1).status == 200:
+                    break
+            except OSError:
+                time.sleep(0.25)
+        else:
+            pytest.fail("streamlit did not start: " + (tmp_path / "streamlit.log").read_text()[-2000:])
+        yield url, name, backward_graph(folder / f"{name}.zip")
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def test_main_flow_in_chromium(server):
+    _require(Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    _require(shutil.which("dot") is not None, "no Graphviz `dot` (apt-get install graphviz)")
+    from playwright.sync_api import sync_playwright
+
+    url, name, graph = server
+    OUT.mkdir(exist_ok=True)
+    view = f"{url}/?run=bundled:{name}&graph={graph}"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1300})
+        t0 = time.monotonic()
+        page.goto(view)
+        page.wait_for_selector(".cv-graph svg", state="attached", timeout=60_000)
+        first = time.monotonic() - t0
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(OUT / "viewer_graph.png"), full_page=True)
+
+        # a generated kernel (not an extern call): its box (collapsed) or its cluster (full view)
+        link = page.locator(".cv-graph a[*|href*='kernel=triton_'], .cv-graph a[*|href*='kernel=cpp_']").first
+        href = link.get_attribute("xlink:href") or link.get_attribute("href")
+        kernel = href.split("kernel=")[1].split("&")[0]
+        t0 = time.monotonic()
+        link.click()
+        page.wait_for_selector(f".cv-code:has-text('{kernel[:40]}')", state="attached", timeout=30_000)
+        page.wait_for_selector(".cv-graph .cv-sel, .cv-graph .cv-sel-cluster", state="attached", timeout=30_000)
+        select_s = time.monotonic() - t0
+        code = page.locator(".cv-code").first
+        assert code.locator("span[style*='color']").count() > 10  # Pygments' inline colours
+        assert page.locator(".cv-graph .cv-sel").count() >= 1  # its nodes, outlined
+        assert page.locator(".cv-selected").count() >= 1  # its fusion group row
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(OUT / "viewer_kernel_selected.png"), full_page=True)
+
+        t0 = time.monotonic()
+        page.reload()  # the same URL again: parse, index and layout come from the caches
+        page.wait_for_selector(".cv-graph .cv-sel, .cv-graph .cv-sel-cluster", state="attached", timeout=30_000)
+        again = time.monotonic() - t0
+        assert "kernel=" in page.url
+        browser.close()
+    print(f"\nbrowser: {name}/{graph}: first view {first:.2f} s, select kernel {select_s:.2f} s, "
+          f"re-view (reload, cached) {again:.2f} s")
