@@ -13,9 +13,11 @@ $(BIN)/.installed: requirements.txt requirements-dev.txt constraints.txt pyproje
 venv: $(BIN)/.installed
 
 app: venv
+	@scripts/system-deps.sh graphviz
 	$(BIN)/streamlit run app.py
 
 test: venv
+	@scripts/system-deps.sh graphviz chromium
 	$(BIN)/python -m pytest
 
 .PHONY: venv app test
