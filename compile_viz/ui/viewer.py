@@ -81,12 +81,16 @@ def _graph_selector(parse):
 
 
 def _cards(meta, parse, graph, index) -> None:
-    cards = graph_cards(graph, index) + run_cards(meta)
+    facts = run_cards(meta)
+    cards = graph_cards(graph, index) + [c for c in facts if c.label == "compile time"]
     breaks = graph_break_rows(meta, parse.graph_breaks)
     cols = st.columns(len(cards) + 1)
     for col, card in zip(cols, cards, strict=False):
         col.metric(card.label, card.value, help=card.help or None)
     cols[-1].metric("graph breaks", str(len(breaks)), help=ARTIFACT_NOTES["graph_break"])
+    others = [f"{c.label}: {c.value}" for c in facts if c.label != "compile time"]
+    if others:
+        st.caption(" · ".join(others))
     if breaks:
         with st.expander(f"Graph breaks ({len(breaks)})"):
             for b in breaks:
@@ -144,6 +148,8 @@ def _clicked(index, fx_name, click: dict) -> None:
 def _selection(index, fx_name, fx):
     """Kernel and node pickers, kept in the URL; return the Selection."""
     kernel, launch, node = state.get("kernel"), state.get_int("launch"), state.get("node")
+    if fx is None or fx.node(node) is None:
+        node = ""  # a name from another graph (or a stale link): ignore it
     sel = select(index, fx_name, kernel=kernel, launch=launch, node=node)
     c1, c2, c3 = st.columns([3, 3, 1])
     options = [None] + [la.index for la in index.launches]
