@@ -8,6 +8,55 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+# --------------------------------------------------------------------------- lazy fields
+
+
+class _Lazy:
+    """A dataclass field that a parser may leave to be read on first access.
+
+    Installed on the class after @dataclass, so the field keeps its place in __init__, repr,
+    eq and hash; a value passed to __init__ lands in the instance __dict__ and wins. A parser
+    that defers the field instead puts `_fill = (function, args)` in the __dict__: the first
+    read calls it once for all deferred fields (a dict name -> value) and stores the values.
+    `_fill` holds module-level functions and plain data, so the object still pickles.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            return self
+        d = obj.__dict__
+        fn, args = d["_fill"]
+        d.update(fn(*args))
+        return d[self.name]
+
+
+def _lazy_fields(*names: str):
+    def install(cls):
+        for name in names:
+            setattr(cls, name, _Lazy(name))
+        return cls
+
+    return install
+
+
+def deferred(cls, fill, **values):
+    """Return an instance of a dataclass built by a parser: `values` now, the rest by `fill` later.
+
+    `fill` is (function, args); function(*args) returns every field missing from `values`.
+    Skips the frozen __init__ (one object.__setattr__ per field), which is most of the cost of
+    building thousands of nodes.
+    """
+    obj = object.__new__(cls)
+    d = obj.__dict__
+    d.update(values)
+    d["_fill"] = fill
+    return obj
+
 # --------------------------------------------------------------------------- common
 
 
@@ -37,7 +86,8 @@ class SourceLocation:
 # --------------------------------------------------------------------------- FX graphs
 
 
-@dataclass(frozen=True, slots=True)
+@_lazy_fields("constants")
+@dataclass(frozen=True)
 class FxNode:
     """One node of an FX graph as `print_readable` writes it."""
 
@@ -110,7 +160,8 @@ class Buffer:
     users: tuple[str, ...]  # scheduler node names, "OUTPUT" for graph outputs
 
 
-@dataclass(frozen=True, slots=True)
+@_lazy_fields("writes", "reads", "unmet", "outputs", "loop_body_ops")
+@dataclass(frozen=True)
 class SchedulerNode:
     """One scheduler node of `ir_pre_fusion.txt` / `ir_post_fusion.txt`."""
 

@@ -4,6 +4,11 @@ Each node starts with a header at column 0 (`op3: SchedulerNode(ComputedBuffer)`
 `op3.<attr> = <value>` lines (values may run over several lines), an `outputs = [...]` block
 listing its buffers, and a `class op3_loop_body:` with the loop body. A fused node lists its
 members after `op1_op2.snodes[i] =`. Older torch names nodes `buf0` / `buf0_buf1`.
+
+The file is walked by one pattern, `CHUNK`, that takes whole runs of well-formed lines at once
+(a node's one-line attributes, an outputs block, a loop body) and keeps their place in the
+text; what it does not take is read line by line, with warnings. A node's dependencies,
+buffers and loop-body ops are read from those places on first access.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from compile_viz.artifacts.model import (
     ParseWarning,
     SchedulerIR,
     SchedulerNode,
+    deferred,
 )
 from compile_viz.artifacts.text import cut_warning, decode, split_top_level
 
@@ -32,6 +38,44 @@ QUOTED = re.compile(r"'([^']*)'")
 NAMED = re.compile(r"name='([^']*)'")
 USER = re.compile(r"node=(?:\w+\(name='([^']+)'\)|(OUTPUT))")
 
+# Whole-text patterns. Each takes only lines that the line patterns above would read the same
+# way, with no warning; anything else is left to the line-by-line reader. `\s` becomes
+# `[^\S\n]` so that no pattern runs past its line.
+#
+# A value runs on over the next lines only when its brackets are still open (or it is blank)
+# and the next line starts with a space, a tab or "]". In a run of one node's attributes each
+# line is followed by one that starts with the node's name, so only the run's last line needs
+# that check (done in `_Builder.run`). In an outputs block every line is indented, so there a
+# value must be seen to balance: the usual layout and users shapes first, then any value with
+# nested brackets, four deep at most. Possessive `*+`/`++`: a value is followed by "\n", which
+# no shorter match would reach either; not backtracking into runs of text keeps this fast.
+_FLAT = r"[^\n()\[\]{}]"
+_VALUE = rf"{_FLAT}*+"
+for _ in range(4):
+    _VALUE = rf"(?:{_FLAT}++|[(\[{{]{_VALUE}[)\]}}])*+"  # one line whose brackets balance
+_LAYOUT = rf"\w+\('[^'\n]*', [\w.]+, size=\[{_FLAT}*+\], stride=\[{_FLAT}*+\]\)"
+_USER = r"NodeUser\(node=(?:\w+\(name='[^'\n()\[\]{}]*'\)|OUTPUT), can_inplace=\w+, is_weak=\w+\)"
+_USERS = (
+    rf"\[(?:{_USER}(?:, {_USER})*+)?\]"
+    rf"|\[\n(?:[ \t]+{_USER},?\n|[ \t]{_VALUE}\n)*+[ \t]{_FLAT}*+\]{_FLAT}*+"
+)
+_BUFFER_ENTRY = rf"[ \t]+\w+: \w+[^\S\n]*\n(?:[ \t]+\w+\.\w+ = (?:{_LAYOUT}|{_USERS}|{_VALUE})\n)*"
+_ATTRIBUTE = r"\.(?!outputs =)[\w.]+ =[^\n]*\n"
+CHUNK = re.compile(
+    r"(?P<blank>(?:[^\S\n]*\n)+)"
+    r"|(?P<header>(?P<hname>\w+): (?P<htype>\w+(?:\([^\n]*\))?)[^\S\n]*\n)"
+    rf"|(?P<attrs>(?P<aname>\w+?){_ATTRIBUTE}(?:(?P=aname){_ATTRIBUTE})*)"
+    rf"|(?P<outputs>(?P<oname>\w+?)\.outputs =[^\n]*\n(?P<entries>(?:{_BUFFER_ENTRY})*)\][^\n]*\n)"
+    r"|(?P<snodes>(?P<sname>\w+?)\.snodes\[\d+\] =[^\n]*\n)"
+    r"|(?P<alias>(?:\w+_layout = [^\n]*\n)+)"
+    r"|(?P<body>class (?P<bname>\w+?)_loop_body:[^\S\n]*\n)"
+)
+ATTR_PAIRS = re.compile(r"^\w+?\.([\w.]+) =[^\S\n]?([^\n]*)$", re.M)
+BODY_END = re.compile(r"\n(?![ \t]|[^\S\n]*\n)")  # the "\n" before a line that ends a loop body
+# Line breaks other than "\n" that str.splitlines() honours; rare enough to normalise away.
+ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
+
 # Checked in order: the first fragment found in the node's class names its kind.
 KIND_BY_CLASS = (
     ("OuterLoopFused", "outer_loop"),
@@ -45,6 +89,7 @@ KIND_BY_CLASS = (
     ("SchedulerNode", "scheduler"),
 )
 GROUP_KINDS = ("fused", "foreach", "grouped", "outer_loop")
+CONTINUATION = (" ", "\t", "]")  # first characters of a line that may continue a value
 
 
 def node_kind(node_type: str) -> str:
@@ -65,9 +110,17 @@ def parse_scheduler_ir(data: bytes | str, *, path: str, stage: str) -> Scheduler
         warnings.append(ParseWarning(path, 0, "file is empty"))
     if cut := cut_warning(text):
         warnings.append(ParseWarning(path, text.count("\n") + 1, cut))
-    builder = _Builder(path, warnings)
-    builder.run(text.splitlines())
+    builder = _Builder(path, warnings, _lines_text(text))
+    builder.run()
     return builder.result(stage)
+
+
+def _lines_text(text: str) -> str:
+    """The text with the lines str.splitlines() sees, each ended by one "\\n"."""
+    if any(c in text for c in ASCII_BREAKS) if text.isascii() else ODD_BREAKS.search(text):
+        lines = text.splitlines()
+        return "\n".join(lines) + "\n" if lines else ""
+    return text if not text or text.endswith("\n") else text + "\n"
 
 
 def _balance(text: str) -> int:
@@ -77,7 +130,7 @@ def _balance(text: str) -> int:
 
 
 class _Node:
-    """Mutable builder for one SchedulerNode."""
+    """Mutable builder for one SchedulerNode: where its parts lie in the text."""
 
     __slots__ = ("name", "node_type", "line", "attrs", "outputs", "ops", "members", "parent")
 
@@ -85,58 +138,118 @@ class _Node:
         self.name = name
         self.node_type = node_type
         self.line = line
-        self.attrs: dict[str, str] = {}
-        self.outputs: list[list] = []  # [name, ir_type, layout_text, users_text]
-        self.ops: list[str] = []
+        self.attrs: dict[str, str] = {}  # values as written; stripped when read
+        self.outputs: list = []  # int: offset of a checked outputs block's entries; list: read entries
+        self.ops: list = []  # (start, end): a checked loop body; list: ops read line by line
         self.members: list[str] = []
         self.parent = parent
 
 
 class _Builder:
-    def __init__(self, path: str, warnings: list[ParseWarning]) -> None:
+    def __init__(self, path: str, warnings: list[ParseWarning], text: str) -> None:
         self.path = path
         self.warnings = warnings
+        self.text = text
         self.nodes: dict[str, _Node] = {}
         self.order: list[_Node] = []
         self.pending_parent = ""  # set by `X.snodes[i] =`, consumed by the next header
+        self.body_of: _Node | None = None  # the node whose loop body is being read
+        self._line_pos = 0
+        self._line = 1
 
     def warn(self, lineno: int, line: str, why: str) -> None:
         self.warnings.append(ParseWarning(self.path, lineno, f"{why}: {line.strip()[:120]}"))
 
-    def run(self, lines: list[str]) -> None:
-        i, n = 0, len(lines)
-        body_of: _Node | None = None
-        while i < n:
-            line = lines[i]
-            lineno = i + 1
-            i += 1
-            if not line.strip():
+    def lineno(self, pos: int) -> int:
+        """1-based line of `pos`; positions are asked for in increasing order."""
+        self._line += self.text.count("\n", self._line_pos, pos)
+        self._line_pos = pos
+        return self._line
+
+    def run(self) -> None:
+        text = self.text
+        n = len(text)
+        pos = 0
+        match = CHUNK.match
+        nodes = self.nodes
+        while pos < n:
+            m = match(text, pos)
+            kind = m.lastgroup if m else None
+            if kind == "blank":
+                pos = m.end()
                 continue
-            if line[0] in " \t":
-                if body_of is not None:
-                    if "ops." in line:
-                        body_of.ops.extend(OPS_CALL.findall(line))
+            if kind == "header":
+                self.body_of = None
+                self._header(m.group("hname"), m.group("htype"), self.lineno(pos))
+                pos = m.end()
+                continue
+            if kind == "attrs" and (node := nodes.get(m.group("aname"))) is not None:
+                end = m.end()
+                if text[end : end + 1] in CONTINUATION:  # the last line may run on: read it alone
+                    end = text.rfind("\n", pos, end - 1) + 1
+                if end > pos:
+                    self.body_of = None
+                    node.attrs.update(ATTR_PAIRS.findall(text, pos, end))
+                    pos = end
                     continue
-                self.warn(lineno, line, "indented line outside any block")
+            if kind == "outputs" and (node := nodes.get(m.group("oname"))) is not None:
+                self.body_of = None
+                node.outputs.append(m.start("entries"))
+                pos = m.end()
                 continue
-            body_of = None
-            m = HEADER.match(line)
-            if m:
-                self._header(m.group(1), m.group(2), lineno)
+            if kind == "snodes":
+                self.body_of = None
+                self.pending_parent = m.group("sname")
+                pos = m.end()
                 continue
-            m = ATTRIBUTE.match(line)
-            if m:
-                i = self._attribute(m, lines, i, lineno)
+            if kind == "alias":
+                self.body_of = None
+                pos = m.end()
                 continue
-            if LAYOUT_ALIAS.match(line):
+            if kind == "body" and (node := nodes.get(m.group("bname"))) is not None:
+                self.body_of = node
+                end = BODY_END.search(text, m.end() - 1)
+                end = end.end() if end else n
+                node.ops.append((m.end(), end))
+                pos = end
                 continue
-            m = LOOP_BODY.match(line)
-            if m:
-                body_of = self.nodes.get(m.group(1))
-                if body_of is None:
-                    self.warn(lineno, line, "loop body of an unknown node")
-                continue
-            self.warn(lineno, line, "line not understood")
+            pos = self._line_by_line(pos)
+
+    def _line_at(self, pos: int) -> tuple[str, int]:
+        end = self.text.find("\n", pos)
+        return self.text[pos:end], end + 1
+
+    def _line_by_line(self, pos: int) -> int:
+        """Read the one line at `pos` (with its continuation lines); return the next position."""
+        line, nxt = self._line_at(pos)
+        if not line.strip():
+            return nxt
+        lineno = self.lineno(pos)
+        if line[0] in " \t":
+            if self.body_of is not None:
+                if "ops." in line:
+                    self.body_of.ops.append(OPS_CALL.findall(line))
+                return nxt
+            self.warn(lineno, line, "indented line outside any block")
+            return nxt
+        self.body_of = None
+        m = HEADER.match(line)
+        if m:
+            self._header(m.group(1), m.group(2), lineno)
+            return nxt
+        m = ATTRIBUTE.match(line)
+        if m:
+            return self._attribute(m, nxt, lineno, line)
+        if LAYOUT_ALIAS.match(line):
+            return nxt
+        m = LOOP_BODY.match(line)
+        if m:
+            self.body_of = self.nodes.get(m.group(1))
+            if self.body_of is None:
+                self.warn(lineno, line, "loop body of an unknown node")
+            return nxt
+        self.warn(lineno, line, "line not understood")
+        return nxt
 
     def _header(self, name: str, node_type: str, lineno: int) -> None:
         parent = self.pending_parent
@@ -149,62 +262,32 @@ class _Builder:
         if parent and parent in self.nodes:
             self.nodes[parent].members.append(name)
 
-    def _attribute(self, m: re.Match, lines: list[str], i: int, lineno: int) -> int:
-        """Record `name.attr = value`, reading continuation lines; return the next line index."""
+    def _attribute(self, m: re.Match, pos: int, lineno: int, line: str) -> int:
+        """Record `name.attr = value`, reading continuation lines; return the next position."""
         name, attr, value = m.group(1), m.group(2), m.group(3)
         node = self.nodes.get(name)
         if attr.startswith("snodes["):
             self.pending_parent = name
-            return i
+            return pos
         if node is None:
-            self.warn(lineno, lines[lineno - 1], "attribute of an unknown node")
-            return i
+            self.warn(lineno, line, "attribute of an unknown node")
+            return pos
         if attr == "outputs":
-            return self._outputs(node, lines, i)
+            entries, pos = _read_outputs(self.text, pos, self)
+            node.outputs.append(entries)
+            if pos < 0:
+                self.warnings.append(ParseWarning(self.path, 0, f"{node.name}: outputs block runs to the end of the file"))
+                pos = len(self.text)
+            return pos
         depth = _balance(value)
-        n = len(lines)
-        while (depth > 0 or not value.strip()) and i < n and lines[i][:1] in (" ", "\t", "]"):
-            value += " " + lines[i].strip()
-            depth += _balance(lines[i])
-            i += 1
+        text, n = self.text, len(self.text)
+        while (depth > 0 or not value.strip()) and pos < n and text[pos] in " \t]":
+            nxt, after = self._line_at(pos)
+            value += " " + nxt.strip()
+            depth += _balance(nxt)
+            pos = after
         node.attrs[attr] = value.strip()
-        return i
-
-    def _outputs(self, node: _Node, lines: list[str], i: int) -> int:
-        """Read an `outputs = [` block up to its closing `]` at column 0."""
-        n = len(lines)
-        current: list | None = None
-        while i < n:
-            line = lines[i]
-            i += 1
-            if line.startswith("]"):
-                return i
-            m = OUTPUT_HEADER.match(line)
-            if m:
-                current = [m.group(1), m.group(2), "", ""]
-                node.outputs.append(current)
-                continue
-            m = OUTPUT_ATTRIBUTE.match(line)
-            if m and current is not None:
-                value = m.group(3)
-                depth = _balance(value)
-                while depth > 0 and i < n and lines[i][:1] in (" ", "\t"):
-                    value += " " + lines[i].strip()
-                    depth += _balance(lines[i])
-                    i += 1
-                if m.group(2) == "layout":
-                    current[2] = value
-                elif m.group(2) == "users":
-                    current[3] = value
-                continue
-            if not line.strip():
-                continue
-            if not line[:1].isspace():  # cut short: the block never closed
-                self.warn(i, line, "outputs block not closed")
-                return i - 1
-            self.warn(i, line, "line in outputs block not understood")
-        self.warnings.append(ParseWarning(self.path, 0, f"{node.name}: outputs block runs to the end of the file"))
-        return i
+        return pos
 
     def result(self, stage: str) -> SchedulerIR:
         top: list[SchedulerNode] = []
@@ -222,9 +305,10 @@ class _Builder:
     def _check_complete(self, b: _Node) -> None:
         """The last node of a cut file misses its tail: say which part."""
         missing = [a for a in ("writes", "unmet_dependencies", "met_dependencies") if a not in b.attrs]
-        if not b.outputs and node_kind(b.node_type) not in ("fused", "foreach", "grouped", "outer_loop"):
+        kind = node_kind(b.node_type)
+        if not _outputs_of(self.text, b.outputs) and kind not in GROUP_KINDS:
             missing.append("outputs")
-        if node_kind(b.node_type) == "scheduler" and not any(op.startswith("store") for op in b.ops):
+        if kind == "scheduler" and not any(op.startswith("store") for op in _ops_of(self.text, b.ops)):
             missing.append("loop body")
         if missing:
             self.warnings.append(
@@ -234,29 +318,93 @@ class _Builder:
     def _freeze(self, b: _Node) -> SchedulerNode:
         a = b.attrs
         kind = node_kind(b.node_type)
-        writes = parse_dependencies(a.get("writes", ""))
-        unmet = parse_dependencies(a.get("unmet_dependencies", ""))
-        met = parse_dependencies(a.get("met_dependencies", ""))
-        outputs = tuple(Buffer(o[0], o[1], parse_layout(o[2]), parse_users(o[3])) for o in b.outputs)
         members = tuple(b.members)
         if kind in GROUP_KINDS and not members:
             members = _members_from_name(b.name)
-        return SchedulerNode(
+        return deferred(
+            SchedulerNode,
+            (_node_details, (self.text, a, b.outputs, b.ops)),
             name=b.name,
             node_type=b.node_type,
             kind=kind,
-            writes=writes,
-            reads=unmet + met,
-            unmet=tuple(d.buffer for d in unmet),
-            outputs=outputs,
-            device=a.get("group.device", ""),
-            iteration=a.get("group.iteration", ""),
-            sizes=a.get("sizes", ""),
-            loop_body_ops=tuple(b.ops),
-            extern_kernel=a.get("node.kernel", ""),
+            device=a.get("group.device", "").strip(),
+            iteration=a.get("group.iteration", "").strip(),
+            sizes=a.get("sizes", "").strip(),
+            extern_kernel=a.get("node.kernel", "").strip(),
             members=members,
             line=b.line,
         )
+
+
+def _node_details(text: str, attrs: dict[str, str], outputs: list, ops: list) -> dict:
+    """The fields of a SchedulerNode read on first access: dependencies, buffers, loop-body ops."""
+    unmet = parse_dependencies(attrs.get("unmet_dependencies", "").strip())
+    met = parse_dependencies(attrs.get("met_dependencies", "").strip())
+    return {
+        "writes": parse_dependencies(attrs.get("writes", "").strip()),
+        "reads": unmet + met,
+        "unmet": tuple(d.buffer for d in unmet),
+        "outputs": tuple(Buffer(o[0], o[1], parse_layout(o[2]), parse_users(o[3])) for o in _outputs_of(text, outputs)),
+        "loop_body_ops": tuple(_ops_of(text, ops)),
+    }
+
+
+def _outputs_of(text: str, parts: list) -> list[list]:
+    out: list[list] = []
+    for part in parts:
+        out.extend(part if isinstance(part, list) else _read_outputs(text, part, None)[0])
+    return out
+
+
+def _ops_of(text: str, parts: list) -> list[str]:
+    out: list[str] = []
+    for part in parts:
+        out.extend(part if isinstance(part, list) else OPS_CALL.findall(text, part[0], part[1]))
+    return out
+
+
+def _read_outputs(text: str, pos: int, builder: _Builder | None) -> tuple[list[list], int]:
+    """Read the lines of an `outputs = [` block from `pos` up to its closing `]` at column 0.
+
+    Return the entries ([name, ir_type, layout text, users text]) and the position after the
+    block, or -1 when the file ends first. Warnings go to `builder` (None: a checked block).
+    """
+    n = len(text)
+    entries: list[list] = []
+    current: list | None = None
+    while pos < n:
+        end = text.find("\n", pos)
+        line, start, pos = text[pos:end], pos, end + 1
+        if line.startswith("]"):
+            return entries, pos
+        m = OUTPUT_HEADER.match(line)
+        if m:
+            current = [m.group(1), m.group(2), "", ""]
+            entries.append(current)
+            continue
+        m = OUTPUT_ATTRIBUTE.match(line)
+        if m and current is not None:
+            value = m.group(3)
+            depth = _balance(value)
+            while depth > 0 and pos < n and text[pos] in " \t":
+                end = text.find("\n", pos)
+                value += " " + text[pos:end].strip()
+                depth += _balance(text[pos:end])
+                pos = end + 1
+            if m.group(2) == "layout":
+                current[2] = value
+            elif m.group(2) == "users":
+                current[3] = value
+            continue
+        if not line.strip():
+            continue
+        if builder is None:
+            continue
+        if not line[:1].isspace():  # cut short: the block never closed
+            builder.warn(builder.lineno(start), line, "outputs block not closed")
+            return entries, start
+        builder.warn(builder.lineno(start), line, "line in outputs block not understood")
+    return entries, -1
 
 
 def _members_from_name(name: str) -> tuple[str, ...]:
