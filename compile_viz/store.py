@@ -34,6 +34,9 @@ CREATE TABLE IF NOT EXISTS runs (
 """
 
 
+SEARCHED = ("id", "model", "device", "mode", "dtype", "reason")  # columns list_runs(query) looks in
+
+
 class StoreError(Exception):
     """A store operation failed; str() is one line for the user."""
 
@@ -161,8 +164,10 @@ class RunStore:
         self.sync()
         sql, args = "SELECT id FROM runs WHERE 1=1", []
         if query:
-            sql += " AND (id || ' ' || model || ' ' || device || ' ' || mode || ' ' || dtype || ' ' || " \
-                   "IFNULL(reason, '')) LIKE ?"
+            # `||` with a NULL is NULL: every column is wrapped, or a run without (say) a device
+            # recorded in its meta could never be found.
+            text = " || ' ' || ".join(f"IFNULL({c}, '')" for c in SEARCHED)
+            sql += f" AND ({text}) LIKE ?"
             args.append(f"%{query}%")
         if status:
             sql += " AND status = ?"

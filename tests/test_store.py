@@ -51,6 +51,16 @@ def test_list_newest_first_search_and_status(tmp_path):
         store.get("does-not-exist")
 
 
+def test_search_finds_runs_whose_meta_lacks_device_mode_dtype(tmp_path):
+    store = RunStore(tmp_path)
+    run_id, tmp = store.begin("bare_model")
+    bare = store.commit(run_id, tmp, {"model": "bare_model", "status": "complete", "created": "2026-03-01"})
+    full = fake_run(store, "mlp_gelu", created="2026-01-01T00:00:00")
+    assert [r.id for r in store.list_runs("bare")] == [bare.id]  # no device, mode, dtype or reason
+    assert [r.id for r in store.list_runs(bare.id[-6:])] == [bare.id]
+    assert [r.id for r in store.list_runs("cpu")] == [full.id]
+
+
 def test_index_follows_folders(tmp_path):
     store = RunStore(tmp_path)
     run = fake_run(store)
