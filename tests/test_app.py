@@ -134,6 +134,40 @@ def test_an_unknown_run_is_one_line(env):
     assert not at.exception and len(at.error) == 1 and "no run" in at.error[0].value
 
 
+def test_server_paths_can_be_turned_off(env, bundled, monkeypatch):
+    target = f"path:{bundled / 'pointwise_chain.zip'}"
+    at = app(run=target)
+    no_errors(at)
+    assert metrics(at)["kernels"] == "1"  # allowed by default
+    monkeypatch.setenv("COMPILE_VIZ_ALLOW_SERVER_PATHS", "0")
+    st.cache_resource.clear()
+    at = app(run=target)
+    assert not at.exception and len(at.error) == 1
+    assert "COMPILE_VIZ_ALLOW_SERVER_PATHS=0" in at.error[0].value and "\n" not in at.error[0].value
+    at = page_app("runs_page").run()
+    assert not any("path on the server" in t.label for t in at.text_input)
+    assert any("COMPILE_VIZ_ALLOW_SERVER_PATHS=0" in c.value for c in at.caption)
+
+
+def test_uploads_open_with_server_paths_off(env, bundled, monkeypatch):
+    monkeypatch.setenv("COMPILE_VIZ_ALLOW_SERVER_PATHS", "0")
+    import io
+    import zipfile
+
+    buf = io.BytesIO()  # a plain zip of a debug tree (no meta.json): kept as an upload, opened by path
+    with zipfile.ZipFile(bundled / "pointwise_chain.zip") as src, zipfile.ZipFile(buf, "w") as dst:
+        for item in src.infolist():
+            if item.filename.startswith("debug/") and not item.is_dir():
+                dst.writestr(item.filename.removeprefix("debug/"), src.read(item))
+    from compile_viz.ui.runs import save_upload
+
+    key = save_upload("run.zip", buf.getvalue(), env)
+    assert key.startswith("path:")
+    at = app(run=key)
+    no_errors(at)
+    assert metrics(at)["kernels"] == "1"
+
+
 def page_app(module: str) -> AppTest:
     """Return one page run on its own (st.navigation pages are functions, not files)."""
     return AppTest.from_string(f"from compile_viz.ui import {module}\n{module}.page()\n", default_timeout=60)

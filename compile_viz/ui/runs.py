@@ -18,6 +18,9 @@ from compile_viz.store import RunStore, StoreError, bundled_runs, open_bundled
 REPO = Path(__file__).resolve().parents[2]
 BUNDLED, PATH = "bundled:", "path:"
 MAX_SOURCE_BYTES = 2 * 1024**2
+SERVER_PATHS_ENV = "COMPILE_VIZ_ALLOW_SERVER_PATHS"
+SERVER_PATHS_OFF = (f"Server paths are turned off on this dashboard ({SERVER_PATHS_ENV}=0); "
+                    "upload a run .zip on the Runs page instead.")
 
 
 @dataclass(frozen=True)
@@ -54,10 +57,25 @@ def default_run_key(store: RunStore) -> str | None:
     return BUNDLED + ("gpt_small" if "gpt_small" in names else names[0])
 
 
+def server_paths_allowed() -> bool:
+    """Return whether `?run=path:...` may name any file on the server (COMPILE_VIZ_ALLOW_SERVER_PATHS)."""
+    return os.environ.get(SERVER_PATHS_ENV, "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def _is_upload(path: Path, store: RunStore) -> bool:
+    """Return whether `path` is a zip that save_upload kept: allowed even with server paths off."""
+    try:
+        return path.resolve().parent == (store.home / "uploads").resolve()
+    except OSError:
+        return False
+
+
 def resolve(key: str, store: RunStore) -> RunInfo:
-    """Return the RunInfo of `key`; StoreError (one line) when there is no such run."""
+    """Return the RunInfo of `key`; StoreError (one line) when there is no such run or it is not allowed."""
     if key.startswith(PATH):
         path = Path(key[len(PATH):]).expanduser()
+        if not server_paths_allowed() and not _is_upload(path, store):
+            raise StoreError(SERVER_PATHS_OFF)
         if not path.exists():
             raise StoreError(f"no such file or folder on the server: {path}")
         roots = [path.parent, path.parent.parent, path.parent.parent.parent] if path.is_dir() else [path.parent]

@@ -7,7 +7,7 @@ import streamlit as st
 from compile_viz.artifacts import DiscoveryError, parse_path
 from compile_viz.store import StoreError, bundled_runs
 from compile_viz.ui import loaders
-from compile_viz.ui.runs import BUNDLED, PATH, save_upload
+from compile_viz.ui.runs import BUNDLED, PATH, SERVER_PATHS_OFF, save_upload, server_paths_allowed
 
 MAX_LISTED = 200
 
@@ -53,6 +53,9 @@ def page() -> None:
             st.error(str(e))
         else:
             _open(key)
+    if not server_paths_allowed():
+        st.caption(SERVER_PATHS_OFF)
+        return
     path = st.text_input("…or a path on the server", placeholder="/path/to/torch_compile_debug or run.zip")
     if path and st.button("Open path"):
         try:
