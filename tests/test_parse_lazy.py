@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from compile_viz.artifacts import PARSERS, scheduler_ir
+from compile_viz.artifacts import PARSERS, fx_graph, scheduler_ir
 from compile_viz.artifacts.model import FxNode, SchedulerNode
 from tests.conftest import artifact_files, corpus_required
 
@@ -41,18 +41,27 @@ def _variants(data: bytes, seed: int) -> list[bytes]:
     return out
 
 
-@pytest.mark.parametrize("name", ["ir_pre_fusion.txt", "ir_post_fusion.txt"])
-def test_scheduler_ir_fast_path_matches_line_by_line(name, monkeypatch):
+FAST_PATHS = {
+    "ir_pre_fusion.txt": (scheduler_ir, "CHUNK"),
+    "ir_post_fusion.txt": (scheduler_ir, "CHUNK"),
+    "fx_graph_readable.py": (fx_graph, "NODE_LINE"),
+    "fx_graph_transformed.py": (fx_graph, "NODE_LINE"),
+}
+
+
+@pytest.mark.parametrize("name", list(FAST_PATHS))
+def test_fast_path_matches_line_by_line(name, monkeypatch):
     corpus_required()
     files = artifact_files(name)
     if not files:
         pytest.skip(f"no {name} in the corpus")
     parser = PARSERS[name][1]
+    module, pattern = FAST_PATHS[name]
     for k, path in enumerate(files):
         for data in _variants(path.read_bytes(), k):
             fast = plain(parser(data, path=name))
             with monkeypatch.context() as m:
-                m.setattr(scheduler_ir, "CHUNK", NEVER)  # every line through the line reader
+                m.setattr(module, pattern, NEVER)  # every line through the line reader
                 slow = plain(parser(data, path=name))
             assert fast == slow, path
 

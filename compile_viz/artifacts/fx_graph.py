@@ -3,14 +3,18 @@
 The files are what `GraphModule.print_readable()` writes: one `class` per graph (nested classes
 for sub-graphs), a `def forward(self, <inputs>)`, one statement per node, `# File:` comments
 carrying the user's source line. We read them line by line; nothing is imported or executed.
+The usual node statement (`name: "ann" = callee(args);  x = None`, or `= parent[i]`) is read
+with one pattern, `NODE_LINE`; every other line goes through `_State.feed`. A node's constant
+arguments are split out on first access.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
-from compile_viz.artifacts.model import FxGraph, FxNode, ParseWarning, SourceLocation
-from compile_viz.artifacts.text import cut_warning, decode, names_in, parse_annotation, split_top_level
+from compile_viz.artifacts.model import FxGraph, FxNode, ParseWarning, SourceLocation, deferred
+from compile_viz.artifacts.text import IDENT, cut_warning, decode, names_in, parse_annotation, split_top_level
 
 CLASS_LINE = re.compile(r"^(\s*)class (\S+?)\((?:torch\.nn\.Module|torch\.fx\.GraphModule|\w[\w.]*)\):\s*$")
 FORWARD_LINE = re.compile(r"^(\s*)def forward\(self(?:, )?(.*)\):\s*$")
@@ -22,6 +26,12 @@ CALL_EXPR = re.compile(r"^([\w.]+)\((.*)\)$", re.S)
 GETITEM_EXPR = re.compile(r"^(\w+)\[(.+)\]$")
 GET_ATTR_EXPR = re.compile(r"^self\.([\w.]+)$")
 RETURN_LINE = re.compile(r"^return\b ?(.*)$")
+# One indented node statement whose right-hand side is a call or a getitem, read exactly as
+# STATEMENT, CLEANUP_TAIL and _classify read it; lines that `feed` would treat otherwise (a
+# name starting with "return", "class ") and any other shape are left to `feed`.
+NODE_LINE = re.compile(
+    r'[ \t]+(?!return|class )(\w+)(?:: "([^"]*)")? = (?:([\w.]+)\((.*)\)|(\w+)\[(.+)\])(?:;  (?:\w+ = )+None)?$'
+)
 
 
 def parse_fx_graph(data: bytes | str, *, path: str) -> FxGraph:
@@ -37,8 +47,7 @@ def parse_fx_graph(data: bytes | str, *, path: str) -> FxGraph:
     if cut := cut_warning(text):
         warnings.append(ParseWarning(path, text.count("\n") + 1, cut))
     state = _State(path, warnings)
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        state.feed(lineno, raw)
+    state.run(text.splitlines())
     return state.finish()
 
 
@@ -59,6 +68,38 @@ class _State:
         self.outputs: list[str | None] = []
         self.source: SourceLocation | None = None
         self.saw_return = False
+
+    def run(self, lines: list[str]) -> None:
+        match = NODE_LINE.match
+        for lineno, raw in enumerate(lines, 1):
+            m = match(raw)
+            if m is None or self.graph is None:
+                self.feed(lineno, raw)
+                continue
+            name, ann, callee, arg_text, parent, index = m.groups()
+            if callee is not None:
+                target = callee[10:] if callee.startswith("torch.ops.") else callee
+            else:
+                target, arg_text = "operator.getitem", f"{parent}, {index}"
+            dtype, shape, stride = _annotation(ann) if ann else (None, None, None)
+            known = self.known.setdefault(self.graph, {})
+            args = tuple(dict.fromkeys([i for i in IDENT.findall(arg_text) if i in known]))
+            node = deferred(
+                FxNode,
+                (_constants, (arg_text, args)),
+                name=name,
+                op="call_function",
+                target=target,
+                dtype=dtype,
+                shape=shape,
+                stride=stride,
+                args=args,
+                source=self.source,
+                line=lineno,
+                subgraph=self.graph,
+            )
+            (self.nodes if self.graph == "" else self.sub_nodes).append(node)
+            known[name] = None
 
     def feed(self, lineno: int, raw: str) -> None:
         stripped = raw.strip()
@@ -190,3 +231,18 @@ def _classify(expr: str) -> tuple[str, str, str]:
         return "get_attr", m.group(1), ""
     # arithmetic on symbolic sizes (`2 * s0`) and other expressions: keep the text as target
     return "call_function", "expr", expr
+
+
+@lru_cache(maxsize=4096)
+def _annotation(ann: str) -> tuple[str | None, tuple[str, ...] | None, tuple[str, ...] | None]:
+    return parse_annotation(ann)
+
+
+def _constants(arg_text: str, args: tuple[str, ...]) -> dict:
+    """A node's arguments that use no other node, as text (filled on first access).
+
+    The same as testing each argument against the names known at the node's line: the only
+    known names in its text are `args`.
+    """
+    used = set(args)
+    return {"constants": tuple(p for p in split_top_level(arg_text) if not any(i in used for i in IDENT.findall(p)))}
