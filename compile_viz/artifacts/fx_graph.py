@@ -26,6 +26,8 @@ CALL_EXPR = re.compile(r"^([\w.]+)\((.*)\)$", re.S)
 GETITEM_EXPR = re.compile(r"^(\w+)\[(.+)\]$")
 GET_ATTR_EXPR = re.compile(r"^self\.([\w.]+)$")
 RETURN_LINE = re.compile(r"^return\b ?(.*)$")
+PARAM = re.compile(r'(\w+)(?:: "([^"\\]*)")?')
+PARAMS = re.compile(rf"{PARAM.pattern}(?:, {PARAM.pattern})*")
 # One indented node statement whose right-hand side is a call or a getitem, read exactly as
 # STATEMENT, CLEANUP_TAIL and _classify read it; lines that `feed` would treat otherwise (a
 # name starting with "return", "class ") and any other shape are left to `feed`.
@@ -84,20 +86,19 @@ class _State:
             dtype, shape, stride = _annotation(ann) if ann else (None, None, None)
             known = self.known.setdefault(self.graph, {})
             args = tuple(dict.fromkeys([i for i in IDENT.findall(arg_text) if i in known]))
-            node = deferred(
-                FxNode,
-                (_constants, (arg_text, args)),
-                name=name,
-                op="call_function",
-                target=target,
-                dtype=dtype,
-                shape=shape,
-                stride=stride,
-                args=args,
-                source=self.source,
-                line=lineno,
-                subgraph=self.graph,
-            )
+            node = deferred(FxNode, {
+                "name": name,
+                "op": "call_function",
+                "target": target,
+                "dtype": dtype,
+                "shape": shape,
+                "stride": stride,
+                "args": args,
+                "source": self.source,
+                "line": lineno,
+                "subgraph": self.graph,
+                "_fill": (_constants, (arg_text, args)),
+            })
             (self.nodes if self.graph == "" else self.sub_nodes).append(node)
             known[name] = None
 
@@ -124,9 +125,9 @@ class _State:
 
     def _comment(self, stripped: str) -> None:
         if stripped.startswith("# File: "):
-            m = FILE_COMMENT.match(stripped)
-            if m:
-                self.source = SourceLocation(m.group(1), int(m.group(2)), m.group(3), m.group(4) or "")
+            source = _source_location(stripped)
+            if source is not None:
+                self.source = source
         elif stripped.startswith(NO_STACK_COMMENT):
             self.source = None
 
@@ -155,12 +156,18 @@ class _State:
         if self.graph and self.graph not in self.subgraphs:
             self.subgraphs.append(self.graph)
         self.source = None
-        for param in split_top_level(m.group(2)):
-            name, _, ann = param.partition(":")
-            name = name.strip().split("=")[0].strip()
+        params = m.group(2)
+        if PARAMS.fullmatch(params):  # `name: "ann"` pieces with no quote or backslash inside
+            pieces = PARAM.findall(params)
+        else:
+            pieces = []
+            for param in split_top_level(params):
+                name, _, ann = param.partition(":")
+                pieces.append((name.strip().split("=")[0].strip(), ann.strip().strip('"')))
+        for name, ann in pieces:
             if not name or name.startswith("*"):
                 continue
-            dtype, shape, stride = parse_annotation(ann.strip().strip('"'))
+            dtype, shape, stride = _annotation(ann)
             node = FxNode(name, "placeholder", "", dtype, shape, stride, (), (), None, lineno, self.graph)
             self._add(node)
             if self.graph == "":
@@ -246,3 +253,10 @@ def _constants(arg_text: str, args: tuple[str, ...]) -> dict:
     """
     used = set(args)
     return {"constants": tuple(p for p in split_top_level(arg_text) if not any(i in used for i in IDENT.findall(p)))}
+
+
+@lru_cache(maxsize=4096)
+def _source_location(comment: str) -> SourceLocation | None:
+    """`# File: path:line in fn, code: ...` -> SourceLocation; a backward graph repeats them."""
+    m = FILE_COMMENT.match(comment)
+    return SourceLocation(m.group(1), int(m.group(2)), m.group(3), m.group(4) or "") if m else None

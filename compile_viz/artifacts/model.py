@@ -44,18 +44,17 @@ def _lazy_fields(*names: str):
     return install
 
 
-def deferred(cls, fill, **values):
-    """Return an instance of a dataclass built by a parser: `values` now, the rest by `fill` later.
+def deferred(cls, values: dict):
+    """Return an instance of a dataclass built by a parser from `values`, a dict of its fields.
 
-    `fill` is (function, args); function(*args) returns every field missing from `values`.
-    Skips the frozen __init__ (one object.__setattr__ per field), which is most of the cost of
-    building thousands of nodes.
+    A field missing from `values` is filled on first read by `values["_fill"]`, a pair
+    (function, args) whose call returns the missing fields as a dict. Skips the frozen
+    __init__ (one object.__setattr__ per field), most of the cost of building many nodes.
     """
     obj = object.__new__(cls)
-    d = obj.__dict__
-    d.update(values)
-    d["_fill"] = fill
+    obj.__dict__.update(values)
     return obj
+
 
 # --------------------------------------------------------------------------- common
 

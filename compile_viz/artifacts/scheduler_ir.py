@@ -321,19 +321,18 @@ class _Builder:
         members = tuple(b.members)
         if kind in GROUP_KINDS and not members:
             members = _members_from_name(b.name)
-        return deferred(
-            SchedulerNode,
-            (_node_details, (self.text, a, b.outputs, b.ops)),
-            name=b.name,
-            node_type=b.node_type,
-            kind=kind,
-            device=a.get("group.device", "").strip(),
-            iteration=a.get("group.iteration", "").strip(),
-            sizes=a.get("sizes", "").strip(),
-            extern_kernel=a.get("node.kernel", "").strip(),
-            members=members,
-            line=b.line,
-        )
+        return deferred(SchedulerNode, {
+            "name": b.name,
+            "node_type": b.node_type,
+            "kind": kind,
+            "device": a.get("group.device", "").strip(),
+            "iteration": a.get("group.iteration", "").strip(),
+            "sizes": a.get("sizes", "").strip(),
+            "extern_kernel": a.get("node.kernel", "").strip(),
+            "members": members,
+            "line": b.line,
+            "_fill": (_node_details, (self.text, a, b.outputs, b.ops)),
+        })
 
 
 def _node_details(text: str, attrs: dict[str, str], outputs: list, ops: list) -> dict:
