@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -44,8 +46,6 @@ def no_errors(at: AppTest) -> None:
 
 def html(at: AppTest) -> str:
     """Return every st.html body and the graph widget's SVG, joined."""
-    import json
-
     bodies = [h.proto.body for h in at.get("html")]
     bodies += [json.loads(c.proto.json)["html"] for c in at.get("bidi_component")]
     return "\n".join(bodies)
@@ -107,6 +107,37 @@ def test_selecting_a_kernel_shows_its_code_and_nodes(env):
     # its nodes are outlined in the SVG (penwidth 3), its group row marked, and the URL holds it
     assert 'stroke-width="3"' in page and "cv-selected" in page
     assert at.query_params["kernel"] in (kernel, [kernel])
+
+
+def test_selecting_in_a_collapsed_graph_restyles_instead_of_laying_out(env, monkeypatch):
+    from compile_viz.ui import loaders
+
+    laid_out = []
+    real = loaders.dot_to_svg
+    monkeypatch.setattr(loaders, "dot_to_svg", lambda dot: laid_out.append(dot) or real(dot))
+    at = app(run="bundled:mlp_train_step")
+    backward = next(g for g in graph_ids(at) if "backward" in g)
+    at = app(run="bundled:mlp_train_step", graph=backward, layout="collapsed")
+    no_errors(at)
+    assert len(laid_out) == 2 and 'id="cvL' in laid_out[-1]  # the forward, then the collapsed backward
+    kernel = "triton_per_fused_gelu_gelu_backward_sum_1"
+    picker = box(at, "Kernel launch")
+    launch = next(int(o.split(" ")[0][1:]) for o in picker.options if f" {kernel} " in o)
+    at = picker.set_value(launch).run()
+    no_errors(at)
+    assert all('id="cvL' not in d for d in laid_out[2:])  # no new layout of the collapsed graph...
+    assert len(laid_out) == 3  # ...only the small drawing of the selection
+    graphs = [json.loads(c.proto.json)["html"] for c in at.get("bidi_component")]
+    assert len(graphs) == 2
+    overview, detail = graphs
+    assert f'<g id="cvL{launch}" class="node cv-sel">' in overview  # its box, marked in place
+    assert overview.count("cv-sel") == 1 and 'stroke="#d62828" stroke-width="3"' in overview
+    members = {"mul_4", "sum_2"}  # two of its nodes, marked in the drawing of the selection
+    assert all(f"<title>{m}</title>" in detail for m in members) and detail.count('class="node cv-sel"') >= len(members)
+    assert "@triton.jit" in html(at) or "triton_heuristics" in html(at)
+    at = next(b for b in at.button if b.label == "Clear").click().run()  # back to the one cached layout
+    no_errors(at)
+    assert len(laid_out) == 3 and len(at.get("bidi_component")) == 1
 
 
 def test_loading_a_view_by_url(env):

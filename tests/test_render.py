@@ -13,10 +13,18 @@ from compile_viz.artifacts.model import FxGraph, FxNode
 from compile_viz.link_model import AOT, POST_GRAD, GraphIndex, GraphSummary, GroupLink, LaunchLink, NodeLink
 from compile_viz.render import panels
 from compile_viz.render.code_html import highlight_code
-from compile_viz.render.fx_dot import GraphView, dot_quote, fx_dot, neighbourhood, transitive_reduction
+from compile_viz.render.fx_dot import (
+    GraphView,
+    dot_quote,
+    fx_dot,
+    layout_view,
+    neighbourhood,
+    selection_ids,
+    transitive_reduction,
+)
 from compile_viz.render.selection import select
 from compile_viz.render.summary import graph_cards
-from compile_viz.render.svg import dot_to_svg, svg_panel
+from compile_viz.render.svg import dot_to_svg, mark_svg, svg_panel
 
 
 @pytest.fixture(scope="module")
@@ -68,6 +76,31 @@ def test_selection_marks_nodes_and_cluster(mlp):
     dot = fx_dot(graph.post_grad_graph, index, GraphView(selected_launches=sel.launches, selected_nodes=sel.nodes))
     marked = set(re.findall(r'"([^"]+)" \[[^\]]*penwidth="3"', dot))
     assert {"mul_4", "sum_2"} <= marked
+
+
+def test_a_selection_shares_the_layout_and_is_marked_on_the_svg(mlp):
+    graph, index = mlp
+    fx = graph.post_grad_graph
+    sel = select(index, POST_GRAD, kernel="triton_per_fused_gelu_gelu_backward_sum_1")
+    for collapsed in (False, True):
+        base = GraphView(collapsed=collapsed, link="?run=r")
+        view = GraphView(collapsed=collapsed, selected_launches=sel.launches, selected_nodes=sel.nodes, link="?run=r")
+        assert layout_view(view) == base  # one layout, whatever is selected
+    hop = GraphView(selected_launches=sel.launches, selected_nodes=sel.nodes, hops=1)
+    assert layout_view(hop) == hop  # k hops: the selection decides what is drawn
+    if not shutil.which("dot"):
+        pytest.skip("no Graphviz dot")
+    (launch,) = sel.launches
+    ids = selection_ids(fx, sel.launches, sel.nodes)
+    full = mark_svg(dot_to_svg(fx_dot(fx, index, GraphView())), ids)
+    marked = set(re.findall(r'<g id="[^"]+" class="node cv-sel">\n<title>([^<]+)</title>', full))
+    assert {"mul_4", "sum_2"} <= marked and marked <= sel.nodes
+    assert f'<g id="cvC{launch}" class="cluster cv-cluster cv-sel-cluster">' in full
+    assert full.count('stroke="#d62828" stroke-width="3"') == len(marked) + 1
+    box = mark_svg(dot_to_svg(fx_dot(fx, index, GraphView(collapsed=True))), ids)
+    assert f'<g id="cvL{launch}" class="node cv-sel">' in box and box.count("cv-sel") == 1
+    assert mark_svg(box, ids) == box  # marking twice changes nothing
+    assert mark_svg(box, set()) is box
 
 
 def test_node_selects_its_kernel(mlp):

@@ -8,7 +8,7 @@ Everything taken from the artifacts is escaped for DOT here.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from urllib.parse import quote
 
 from compile_viz.artifacts.model import FxGraph, FxNode
@@ -32,6 +32,31 @@ class GraphView:
     selected_nodes: frozenset[str] = field(default_factory=frozenset)
     hops: int = 0  # > 0: only nodes within `hops` edges of the selection, all opened up
     link: str = ""  # query-string prefix ("?run=..&graph=..") for clickable nodes; "" = none
+
+
+def layout_view(view: GraphView) -> GraphView:
+    """Return the view whose drawing `view` shares: without the selection, unless it decides what
+    is drawn (k hops). The selection is then marked on the cached SVG (svg.mark_svg), not laid out."""
+    if view.hops > 0 and (view.selected_nodes or view.selected_launches):
+        return view
+    return replace(view, expanded=frozenset(), selected_launches=frozenset(), selected_nodes=frozenset())
+
+
+# SVG ids of what can be selected: Graphviz writes a DOT `id` as the <g id> of the node or cluster.
+def node_id(position: int) -> str:
+    return f"cvn{position}"
+
+
+def launch_ids(launch: int) -> tuple[str, str]:
+    """Return the ids of a launch drawn as one box and drawn as a cluster."""
+    return f"cvL{launch}", f"cvC{launch}"
+
+
+def selection_ids(fx: FxGraph, launches: frozenset[int], nodes: frozenset[str]) -> set[str]:
+    """Return the SVG ids to mark for a selection: its launches (box or cluster) and its nodes."""
+    ids = {i for la in launches for i in launch_ids(la)}
+    ids.update(node_id(k) for k, n in enumerate(fx.nodes) if n.name in nodes)
+    return ids
 
 
 def dot_quote(text: str) -> str:
@@ -123,7 +148,7 @@ def _href(view: GraphView, **params: object) -> str:
     return view.link + "".join(f"&{k}={quote(str(v), safe='')}" for k, v in params.items())
 
 
-def _node_stmt(node: FxNode, launches: tuple[int, ...], index: GraphIndex, view: GraphView) -> str:
+def _node_stmt(node: FxNode, position: int, launches: tuple[int, ...], index: GraphIndex, view: GraphView) -> str:
     """Return the DOT statement of one FX node."""
     if node.op == "placeholder":
         label, attrs = f"{node.name}\n{shape_text(node)}", {"shape": "invhouse", "fillcolor": "#e7f5ff"}
@@ -142,7 +167,7 @@ def _node_stmt(node: FxNode, launches: tuple[int, ...], index: GraphIndex, view:
     attrs.setdefault("style", "filled")
     if node.name in view.selected_nodes:
         attrs.update(color=SELECTED, penwidth="3", **{"class": "cv-sel"})
-    attrs.update(label=label, tooltip="\n".join(t for t in tip if t))
+    attrs.update(label=label, tooltip="\n".join(t for t in tip if t), id=node_id(position))
     if view.link:
         attrs.update(URL=_href(view, node=node.name), target="_top")
     return f"  {dot_quote(node.name)} [{_attrs(attrs)}];"
@@ -165,7 +190,8 @@ def _launch_box(launch: LaunchLink, members: list[str], view: GraphView) -> str:
     if len(members) > MAX_TOOLTIP_NODES:
         tip.append(f"... {len(members) - MAX_TOOLTIP_NODES} more")
     attrs = {"shape": "box", "style": "filled,rounded", "fillcolor": kind_color(launch.kind),
-             "label": f"{_launch_title(launch, LABEL_CHARS)}\n{len(members)} ops", "tooltip": "\n".join(tip)}
+             "label": f"{_launch_title(launch, LABEL_CHARS)}\n{len(members)} ops", "tooltip": "\n".join(tip),
+             "id": launch_ids(launch.index)[0]}
     if launch.index in view.selected_launches:
         attrs.update(color=SELECTED, penwidth="3", **{"class": "cv-sel"})
     if view.link:
@@ -178,7 +204,7 @@ def _cluster(launch: LaunchLink, stmts: list[str], view: GraphView) -> list[str]
     attrs = {"label": f"{_launch_title(launch, LABEL_CHARS)} ({kind_label(launch.kind)})", "style": "filled,rounded",
              "fillcolor": kind_color(launch.kind), "color": SELECTED if selected else "#555555",
              "penwidth": "3" if selected else "1", "tooltip": _launch_title(launch),
-             "class": "cv-sel-cluster" if selected else "cv-cluster"}
+             "class": "cv-sel-cluster" if selected else "cv-cluster", "id": launch_ids(launch.index)[1]}
     if view.link:
         attrs.update(URL=_href(view, kernel=launch.kernel, launch=launch.index), target="_top")
     head = [f"  subgraph {dot_quote(f'cluster_L{launch.index}')} {{"]
@@ -190,6 +216,7 @@ def fx_dot(fx: FxGraph, index: GraphIndex, view: GraphView) -> str:
     """Return the DOT text of `fx` drawn as `view` says."""
     launches_of = node_launches(fx, index, view.graph)
     by_name = {n.name: n for n in fx.nodes}
+    position = {n.name: k for k, n in enumerate(fx.nodes)}
     keep = set(by_name)
     seeds = {n for n in view.selected_nodes if n in by_name}
     if view.hops > 0:
@@ -244,7 +271,7 @@ def fx_dot(fx: FxGraph, index: GraphIndex, view: GraphView) -> str:
             folded.setdefault(int(u[1:]), []).append(n.name)
         else:
             ls = launches_of[n.name]
-            stmt = _node_stmt(n, ls, index, view)
+            stmt = _node_stmt(n, position[n.name], ls, index, view)
             if ls and ls[0] < len(index.launches) and n.op == "call_function":
                 in_cluster.setdefault(ls[0], []).append(stmt)
             else:

@@ -5,9 +5,15 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from collections.abc import Collection
+
+from compile_viz.render.palette import SELECTED
 
 _XML_HEAD = re.compile(r"^.*?(?=<svg\b)", re.S)
 _SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
+_MARKABLE = re.compile(r'<g id="(cv[nLC]\d+)" class="([^"]*)">')  # ids from fx_dot.node_id / launch_ids
+_SHAPE = re.compile(r'<(?:polygon|path|ellipse)\b[^>]*>')
+_STROKE = re.compile(r' stroke(?:-width)?="[^"]*"')
 
 
 class LayoutError(Exception):
@@ -45,3 +51,32 @@ def svg_panel(svg: str, *, height_px: int = 640, zoom: float = 1.0) -> str:
         svg = svg[: m.start()] + f'<svg width="{w:.0f}pt" height="{h:.0f}pt"' + svg[m.end():]
     return (f'<div class="cv-graph" style="overflow:auto;max-height:{height_px}px;border:1px solid #ddd;'
             f'border-radius:4px;background:#fff">{svg}</div>')
+
+
+def mark_svg(svg: str, ids: Collection[str]) -> str:
+    """Return `svg` with the nodes and clusters whose <g id> is in `ids` marked as selected:
+    outlined (stroke and width of the selection colour) and classed `cv-sel` (`cv-sel-cluster`).
+
+    Restyling the cached SVG instead of laying the graph out again keeps a new selection cheap.
+    """
+    if not ids:
+        return svg
+    out, at = [], 0
+    for m in _MARKABLE.finditer(svg):
+        if m.group(1) not in ids:
+            continue
+        classes = m.group(2).replace("&#45;", "-").split()  # Graphviz writes a DOT class's "-" as &#45;
+        mark = "cv-sel-cluster" if "cluster" in classes else "cv-sel"
+        if mark not in classes:
+            classes.append(mark)
+        out += [svg[at:m.start()], f'<g id="{m.group(1)}" class="{" ".join(classes)}">']
+        at = m.end()
+        shape = _SHAPE.search(svg, at)
+        if shape is not None:
+            tag = _STROKE.sub("", shape.group(0))
+            name_end = tag.index(" ") if " " in tag else len(tag) - 1
+            tag = f'{tag[:name_end]} stroke="{SELECTED}" stroke-width="3"{tag[name_end:]}'
+            out += [svg[at:shape.start()], tag]
+            at = shape.end()
+    out.append(svg[at:])
+    return "".join(out)

@@ -21,7 +21,11 @@ export default function(component) {
     box.className = 'cv-graph-host';
     parentElement.appendChild(box);
   }
-  box.innerHTML = data.html;  // Graphviz SVG: labels are XML-escaped by Graphviz, names escaped in DOT
+  const changed = box.cvHtml !== data.html;  // a rerun that changed nothing here keeps the parsed SVG
+  if (changed) {
+    box.innerHTML = data.html;  // Graphviz SVG: labels are XML-escaped by Graphviz, names escaped in DOT
+    box.cvHtml = data.html;
+  }
   const onClick = (e) => {
     const a = e.target.closest('a');
     if (!a || e.button !== 0 || e.ctrlKey || e.metaKey || e.shiftKey) return;
@@ -33,7 +37,7 @@ export default function(component) {
   box.addEventListener('click', onClick);
   const sel = box.querySelector('.cv-sel, .cv-sel-cluster');
   const panel = box.querySelector('.cv-graph');
-  if (sel && panel) {
+  if (changed && sel && panel) {
     const p = panel.getBoundingClientRect(), r = sel.getBoundingClientRect();
     panel.scrollTop += r.top - p.top - p.height / 2 + r.height / 2;
     panel.scrollLeft += r.left - p.left - p.width / 2 + r.width / 2;
@@ -43,7 +47,7 @@ export default function(component) {
 """
 _CSS = """
 .cv-graph-host a { cursor: pointer; }
-.cv-graph-host .node:hover polygon, .cv-graph-host .node:hover path { stroke-width: 2; }
+.cv-graph-host .node:not(.cv-sel):hover polygon, .cv-graph-host .node:not(.cv-sel):hover path { stroke-width: 2; }
 """
 
 _component = st.components.v2.component("compile_viz.fx_graph", js=_JS, css=_CSS)

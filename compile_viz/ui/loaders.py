@@ -1,7 +1,8 @@
 """Cached loaders: parse and index once per run and graph, lay out once per view.
 
 Parses and indexes are frozen objects, shared across sessions (cache_resource, no copy);
-the SVG of a view is a string (cache_data), keyed by run, graph and the view's repr.
+the SVG of a view is a string (cache_data), keyed by run, graph and the repr of the view without
+its selection: a new selection restyles the cached SVG instead of laying the graph out again.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import streamlit as st
 from compile_viz.artifacts import DebugParse, parse_path
 from compile_viz.link_model import GraphIndex
 from compile_viz.linking import build_index
-from compile_viz.render.fx_dot import GraphView, fx_dot
-from compile_viz.render.svg import dot_to_svg
+from compile_viz.render.fx_dot import GraphView, fx_dot, layout_view, selection_ids
+from compile_viz.render.svg import dot_to_svg, mark_svg
 from compile_viz.store import RunStore
 from compile_viz.ui.runs import RunInfo, find_source, path_stamp, resolve
 
@@ -59,8 +60,12 @@ def _svg(key: str, stamp: float, graph_id: str, fx_name: str, view_key: str, _vi
 
 
 def load_svg(key: str, graph_id: str, fx_name: str, view: GraphView) -> str:
-    """Return the SVG of one view of a graph (LayoutError when Graphviz fails)."""
-    return _svg(key, path_stamp(key), graph_id, fx_name, repr(view), view)
+    """Return the SVG of one view of a graph with its selection marked (LayoutError when Graphviz fails)."""
+    drawn = layout_view(view)
+    svg = _svg(key, path_stamp(key), graph_id, fx_name, repr(drawn), drawn)
+    graph = load_parse(key).graph(graph_id)
+    fx = graph.fx_graph if fx_name == "aot" else graph.post_grad_graph
+    return mark_svg(svg, selection_ids(fx, view.selected_launches, view.selected_nodes))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)

@@ -21,6 +21,7 @@ from compile_viz.ui.graph_widget import graph_widget
 from compile_viz.ui.runs import RunInfo
 
 MAX_GRAPHVIZ_CHART_NODES = 400  # st.graphviz_chart lays out in the browser: keep it small
+DETAIL_HOPS = 1  # a collapsed graph's selection is drawn apart with the nodes this many edges away
 
 
 def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str, view: GraphView,
@@ -38,9 +39,13 @@ def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str
         except LayoutError as e:
             st.error(str(e))
             return
-        graph_widget(svg_panel(svg, height_px=720, zoom=zoom), key=f"graph:{graph.id}:{fx_name}".replace("_", "-"), on_select=on_select)
+        apart = view.collapsed and not view.hops and bool(view.selected_launches or view.selected_nodes)
+        graph_widget(svg_panel(svg, height_px=400 if apart else 720, zoom=zoom),
+                     key=f"graph:{graph.id}:{fx_name}".replace("_", "-"), on_select=on_select)
         st.caption("Click a node or a kernel box to select it. " + ("Collapsed: one box per launch; "
-                   "the selected launch opens up." if view.collapsed and not view.hops else ""))
+                   "the selection is drawn below." if view.collapsed and not view.hops else ""))
+        if apart:
+            _selection_graph(info, graph, fx_name, view, zoom, on_select)
     else:
         dot = fx_dot(fx, index, view)
         if dot.count("->") > MAX_GRAPHVIZ_CHART_NODES and not view.collapsed:
@@ -49,6 +54,24 @@ def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str
         st.graphviz_chart(dot, width="stretch")
     with st.popover("About this graph"):
         st.markdown(note)
+
+
+def _selection_graph(info: RunInfo, graph: GraphParse, fx_name: str, view: GraphView, zoom: float,
+                     on_select: Callable[[dict], None]) -> None:
+    """The selected launch(es) of a collapsed graph, opened up with their 1-hop neighbours: a small
+    drawing of its own (cached per selection), so the big one is never laid out again."""
+    detail = GraphView(graph=fx_name, selected_launches=view.selected_launches, selected_nodes=view.selected_nodes,
+                       hops=DETAIL_HOPS, link=view.link)
+    try:
+        svg = loaders.load_svg(info.key, graph.id, fx_name, detail)
+    except LayoutError as e:
+        st.error(str(e))
+        return
+    n = len(view.selected_launches)
+    st.markdown(f"###### The selection opened up: {n} launch{'es' if n != 1 else ''}, "
+                f"its nodes and their neighbours ({DETAIL_HOPS} hop)")
+    graph_widget(svg_panel(svg, height_px=400, zoom=zoom), key=f"detail:{graph.id}:{fx_name}".replace("_", "-"),
+                 on_select=on_select)
 
 
 def code_pane(graph: GraphParse, index: GraphIndex, sel: Selection) -> None:

@@ -127,8 +127,8 @@ def _controls(key: str, graph, index):
     zoom = c4.selectbox("Zoom", (1.0, 0.75, 0.5, 0.3, 1.5), format_func=lambda z: f"{z:.0%}", key="zoom")
     sel = _selection(index, fx_name, fx)
     collapsed = layout == "collapsed" or (layout == "auto" and n_nodes > COLLAPSE_ABOVE)
-    view = GraphView(graph=fx_name, collapsed=collapsed, expanded=sel.launches if collapsed else frozenset(),
-                     selected_launches=sel.launches, selected_nodes=sel.nodes,
+    # Collapsed stays collapsed on a selection: its launch is marked in place, drawn apart (panes).
+    view = GraphView(graph=fx_name, collapsed=collapsed, selected_launches=sel.launches, selected_nodes=sel.nodes,
                      hops=hops if not sel.empty else 0, link=state.link_prefix())
     return fx_name, view, zoom, sel
 
