@@ -165,14 +165,20 @@ def _compile_and_run(torch, spec, settings: dict, opts: CaptureOptions, result: 
         step(args)
         timings.setdefault("later_calls_s", []).append(round(time.monotonic() - t, 3))
     if opts.measure:
-        emit("measuring", "measurement hook")
-        result["measure"] = _measure(torch, model, compiled, calls, settings)
+        emit("measuring", "eager vs compiled")
+        result["measure"] = _measure(torch, model, compiled, calls, settings, loss_fn, result)
 
 
-def _measure(torch, model, compiled, calls, settings) -> dict:
-    """Measurement hook (a later issue): eager vs compiled correctness, steady-state latency,
-    profiler per-kernel time, all in this same child after the capture. Returns what it measured."""
-    return {"implemented": False}
+def _measure(torch, model, compiled, calls, settings, loss_fn, result) -> dict:
+    """Return the meta.json summary of the measurement; the full data goes to measure.json in the run."""
+    from compile_viz.capture.measure import run_measurement
+
+    run_dir = Path.cwd()  # the parent starts the child in the run's folder
+    full, summary = run_measurement(torch, model=model, compiled=compiled, calls=calls, settings=settings,
+                                    loss_fn=loss_fn, run_dir=run_dir, hardware=result.get("hardware", {}),
+                                    compile_s=result["timings"].get("compile_s"), emit=emit)
+    (run_dir / "measure.json").write_text(json.dumps(full, indent=1, default=str), encoding="utf-8")
+    return summary
 
 
 def run(request: dict, result: dict) -> None:
@@ -193,7 +199,12 @@ def run(request: dict, result: dict) -> None:
     result["versions"], result["hardware"] = _versions(torch, settings["device"])
     import torch._inductor.config as inductor_config
 
-    with inductor_config.patch(opts.inductor_dict) if opts.inductor_dict else contextlib.nullcontext():
+    patch = dict(opts.inductor_dict)
+    if opts.measure and settings["device"] == "cpu":
+        # C++ kernels only show up in torch.profiler with this on (one RECORD_FUNCTION per kernel)
+        patch.setdefault("cpp.enable_kernel_profile", True)
+        result["measure_inductor_options"] = {"cpp.enable_kernel_profile": patch["cpp.enable_kernel_profile"]}
+    with inductor_config.patch(patch) if patch else contextlib.nullcontext():
         _compile_and_run(torch, spec, settings, opts, result)
 
 

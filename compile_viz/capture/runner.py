@@ -79,6 +79,7 @@ def _relay(callback: ProgressCallback | None, progress: Progress) -> None:
 def child_env(tmp: Path) -> dict[str, str]:
     """Return the child's environment: debug output in the run folder, caches off and fresh."""
     env = dict(os.environ)
+    env.setdefault("INDUCTOR_PROVENANCE", "1")  # the provenance JSON the linker takes as ground truth
     cache = tmp / "inductor_cache"
     env.update(
         TORCH_COMPILE_DEBUG="1",
