@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import streamlit as st
@@ -52,7 +53,11 @@ def html(at: AppTest) -> str:
 
 
 def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
+    """Return the summary cards, label -> value (as the page shows them: unescaped)."""
+    import html as _html
+
+    found = re.findall(r'class="cv-card" data-label="([^"]*)".*?class="cv-card-value"[^>]*>([^<]*)<', html(at))
+    return {_html.unescape(k): _html.unescape(v) for k, v in found}
 
 
 def box(at: AppTest, label: str):
@@ -77,7 +82,9 @@ def test_opens_on_the_latest_stored_run(env):
     at = app()
     no_errors(at)
     assert run_id in at.subheader[0].value
-    assert metrics(at)["kernels"] == "1" and any("NVIDIA H100" in c.value for c in at.caption)
+    cards = metrics(at)
+    assert cards["kernels"] == "1" and cards["device"] == "NVIDIA H100"
+    assert cards["versions"] == "torch 2.11.0+cu130 · triton 3.6.0"  # whole, not "torc…"
 
 
 def test_switching_graphs(env):

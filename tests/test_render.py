@@ -23,7 +23,7 @@ from compile_viz.render.fx_dot import (
     transitive_reduction,
 )
 from compile_viz.render.selection import select
-from compile_viz.render.summary import graph_cards
+from compile_viz.render.summary import Card, cards_html, graph_cards, run_cards
 from compile_viz.render.svg import dot_to_svg, mark_svg, svg_panel
 
 
@@ -180,6 +180,15 @@ def test_summary_cards_count_kernels_and_externs(mlp):
     graph, index = mlp
     cards = {c.label: c.value for c in graph_cards(graph, index)}
     assert cards["kernels"] == "2" and cards["extern calls"] == "3" and cards["launches"] == "2"
+
+
+def test_cards_wrap_and_keep_versions_and_device_whole():
+    meta = {"timings": {"compile_s": 28.8}, "versions": {"torch": "2.11.0+cu130", "triton": "3.6.0"},
+            "hardware": {"gpu": "NVIDIA H100 80GB HBM3", "device": "cuda"}}
+    out = cards_html([Card("kernels", "21", "definitions"), *run_cards(meta), Card("x<y", "<b>", 'a"b')])
+    assert "flex-wrap:wrap" in out and "…" not in out and "text-overflow" not in out
+    assert ">torch 2.11.0+cu130 · triton 3.6.0<" in out and ">NVIDIA H100 80GB HBM3<" in out
+    assert "<b>" not in out and "x&lt;y" in out and 'title="a&quot;b"' in out
 
 
 def test_svg_panel_zooms():

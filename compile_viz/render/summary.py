@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from html import escape
 
 from compile_viz.artifacts.model import GraphParse
 from compile_viz.link_model import GraphIndex
@@ -66,3 +67,22 @@ def graph_break_rows(meta: dict, parsed_breaks: tuple) -> list[BreakRow]:
         for b in parsed_breaks:
             rows.append(BreakRow(b.reason, f"{b.file}:{b.line}" if b.file else "", b.code))
     return rows
+
+
+_SHORT = 10  # values up to this many characters are drawn large; longer ones (versions, device) small
+
+
+def cards_html(cards: list[Card]) -> str:
+    """Return the cards as one row that wraps instead of cutting a value short ("torc…"), escaped;
+    each card's help is its tooltip."""
+    items = []
+    for c in cards:
+        size = "26px" if len(c.value) <= _SHORT else "15px"
+        title = f' title="{escape(c.help)}"' if c.help else ""
+        items.append(
+            f'<div class="cv-card" data-label="{escape(c.label)}"{title} style="min-width:4.5em;max-width:100%">'
+            f'<div style="font-size:13px;color:#555;white-space:nowrap">{escape(c.label)}</div>'
+            f'<div class="cv-card-value" style="font-size:{size};line-height:1.25;overflow-wrap:anywhere">'
+            f"{escape(c.value)}</div></div>")
+    return ('<div class="cv-cards" style="display:flex;flex-wrap:wrap;align-items:flex-end;gap:6px 28px;'
+            'margin:2px 0 6px">' + "".join(items) + "</div>")

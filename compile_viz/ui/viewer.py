@@ -9,7 +9,7 @@ from compile_viz.link_model import AOT, POST_GRAD
 from compile_viz.render.fx_dot import GraphView
 from compile_viz.render.notes import ARTIFACT_NOTES
 from compile_viz.render.selection import select
-from compile_viz.render.summary import graph_break_rows, graph_cards, run_cards
+from compile_viz.render.summary import Card, cards_html, graph_break_rows, graph_cards, run_cards
 from compile_viz.store import StoreError
 from compile_viz.ui import loaders, panes, state
 from compile_viz.ui.runs import default_run_key
@@ -81,16 +81,12 @@ def _graph_selector(parse):
 
 
 def _cards(meta, parse, graph, index) -> None:
-    facts = run_cards(meta)
-    cards = graph_cards(graph, index) + [c for c in facts if c.label == "compile time"]
     breaks = graph_break_rows(meta, parse.graph_breaks)
-    cols = st.columns(len(cards) + 1)
-    for col, card in zip(cols, cards, strict=False):
-        col.metric(card.label, card.value, help=card.help or None)
-    cols[-1].metric("graph breaks", str(len(breaks)), help=ARTIFACT_NOTES["graph_break"])
-    others = [f"{c.label}: {c.value}" for c in facts if c.label != "compile time"]
-    if others:
-        st.caption(" · ".join(others))
+    facts = run_cards(meta)  # compile time, versions, device: in one wrapping row, never cut short
+    timing = [c for c in facts if c.label == "compile time"]
+    cards = [*graph_cards(graph, index), *timing, Card("graph breaks", str(len(breaks)), ARTIFACT_NOTES["graph_break"]),
+             *(c for c in facts if c not in timing)]
+    st.html(cards_html(cards))
     if breaks:
         with st.expander(f"Graph breaks ({len(breaks)})"):
             for b in breaks:
