@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from compile_viz.artifacts.model import FxNode
 
 VIEW_OPS = {
@@ -33,18 +35,23 @@ def op_name(target: str) -> str:
 
 def no_kernel_reason(node: FxNode, users) -> str:
     """Return why the node launches nothing, or "" when we cannot tell (an unmapped node)."""
-    if node.op in ("placeholder", "output", "get_attr"):
-        return REASONS[node.op]
-    target = node.target
+    return _reason(node.op, node.target, node.dtype, bool(users))
+
+
+@lru_cache(maxsize=4096)
+def _reason(op_kind: str, target: str, dtype: str | None, has_users: bool) -> str:
+    """no_kernel_reason from the only things it looks at; a graph repeats them many times."""
+    if op_kind in ("placeholder", "output", "get_attr"):
+        return REASONS[op_kind]
     if target == "operator.getitem":
         return REASONS["getitem"]
     op = op_name(target)
-    if any(s in target for s in SYMBOLIC) or node.dtype == "Sym" or target == "expr":
+    if any(s in target for s in SYMBOLIC) or dtype == "Sym" or target == "expr":
         return REASONS["symbolic"]
     if op in VIEW_OPS:
         return REASONS["view"]
     if op in CONSTANT_OPS:
         return REASONS["constant"]
-    if not users:
+    if not has_users:
         return REASONS["dead"]
     return REASONS["unmapped"]

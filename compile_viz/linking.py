@@ -14,8 +14,9 @@ they write (the post-fusion IR is printed in codegen order).
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
+from functools import cached_property
 
 from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse, KernelLaunch, SchedulerNode
 from compile_viz.link_model import AOT, POST_GRAD, GraphIndex, GraphSummary, GroupLink, LaunchLink, NodeLink
@@ -32,18 +33,21 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
     aot = graph.fx_graph
     warnings: list[str] = []
 
+    users_post = _users(post) if post else {}
+    users_aot = _users(aot) if aot else {}
+
     placement = _align_groups(graph, launches, warnings)
-    post_sets, evidence = _post_grad_sets(graph, launches, placement, use_provenance)
+    post_sets, evidence = _post_grad_sets(graph, launches, placement, use_provenance, users_post)
     post_launches = _invert(post_sets)
     _inherit_tuple_elements(post, post_launches)
 
-    aot_launches = _aot_launches(aot, post, post_launches, launches, post_sets)
+    aot_launches = _aot_launches(aot, post, post_launches, launches, post_sets, users_aot)
 
     nodes: dict[tuple[str, str], NodeLink] = {}
-    for graph_name, fx, found in ((POST_GRAD, post, post_launches), (AOT, aot, aot_launches)):
+    for graph_name, fx, found, users in ((POST_GRAD, post, post_launches, users_post),
+                                         (AOT, aot, aot_launches, users_aot)):
         if fx is None:
             continue
-        users = _users(fx)
         for n in fx.nodes:
             hits = tuple(sorted(found.get(n.name, ())))
             reason = "" if hits else no_kernel_reason(n, users.get(n.name, ()))
@@ -53,13 +57,13 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
     aot_sets = _invert_to_sets(aot_launches, len(launches))
     order_post = _order(post)
     order_aot = _order(aot)
-    post_by_name = {n.name: n for n in post.nodes} if post else {}
-    aot_by_name = {n.name: n for n in aot.nodes} if aot else {}
+    post_lines = _lines_of_nodes(post)
+    aot_lines = _lines_of_nodes(aot)
     links = []
     for i, la in enumerate(launches):
         group = placement.get(i)
-        pg = tuple(sorted(post_sets[i], key=lambda n: order_post.get(n, 1 << 30)))
-        fx_nodes = tuple(sorted(aot_sets[i], key=lambda n: order_aot.get(n, 1 << 30)))
+        pg = tuple(sorted(post_sets[i], key=order_post.__getitem__))
+        fx_nodes = tuple(sorted(aot_sets[i], key=order_aot.__getitem__))
         links.append(
             LaunchLink(
                 index=i,
@@ -71,7 +75,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
                 scheduler_nodes=tuple(m for g in group for m in (g.members or (g.name,))) if group else (),
                 fusion_group=group[0].name if group else "",
                 buffers=tuple(b for g in group for b in g.buffer_names) if group else (),
-                source_lines=_source_lines(pg, post_by_name, fx_nodes, aot_by_name),
+                source_lines=_source_lines(pg, post_lines, fx_nodes, aot_lines),
                 evidence=evidence[i],
                 line=la.line,
             )
@@ -90,7 +94,8 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
 # ----------------------------------------------------------------------------- post-grad sets
 
 
-def _post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool) -> tuple[list[set[str]], list[str]]:
+def _post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
+                    users: dict[str, list[str]]) -> tuple[list[set[str]], list[str]]:
     post = graph.post_grad_graph
     known = {n.name for n in post.nodes} if post else set()
     sets: list[set[str]] = [set() for _ in launches]
@@ -105,7 +110,7 @@ def _post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool
                 evidence[i] = PROVENANCE
     if post is None:
         return sets, [e or ORDER for e in evidence]
-    matcher = _Matcher(post)
+    matcher = _Matcher(post, users)
     oc = graph.output_code
     first_seen: set[str] = set()
     closure = _Closure(post, launches, placement)
@@ -140,22 +145,44 @@ class _Closure:
 
     def __init__(self, post: FxGraph, launches, placement) -> None:
         self.nodes = post.nodes
-        self.by_name = {n.name: n for n in post.nodes}
-        extern_ops = {la.kernel.split(".")[-1] if la.kernel.startswith("extern_kernels.") else la.kernel
-                      for la in launches if la.is_extern}
-        self.extern = {n.name for n in post.nodes if any(_op_matches(n.target, op) for op in extern_ops)}
+        self.launches = launches
         self.inputs = {n.name for n in post.nodes if n.op in ("placeholder", "get_attr")}
-        self.transparent = {n.name for n in post.nodes if n.op == "call_function" and _transparent(n)}
-        self.views = {n.name for n in post.nodes if n.op == "call_function" and _is_view(n)}
-        self.remaining = [n for n in post.nodes if n.op == "call_function" and n.name not in self.extern]
         self.done = set(self.inputs)
         self.placement = placement
-        self.owner: dict[str, int] = {}  # buffer -> launch that wrote it
         self.sets: dict[int, set[str]] = {}
-        for i, nodes in placement.items():
+
+    # What only next_kernel and view_inputs need: not built when the provenance JSON or the
+    # comments place every launch.
+    @cached_property
+    def by_name(self) -> dict[str, FxNode]:
+        return {n.name: n for n in self.nodes}
+
+    @cached_property
+    def transparent(self) -> set[str]:
+        return {n.name for n in self.nodes if n.op == "call_function" and _transparent(n)}
+
+    @cached_property
+    def views(self) -> set[str]:
+        return {n.name for n in self.nodes if n.op == "call_function" and _is_view(n)}
+
+    @cached_property
+    def remaining(self) -> list[tuple[str, frozenset[str]]]:
+        """(name, its arguments) of the call nodes not yet computed, in graph order."""
+        extern_ops = {la.kernel.split(".")[-1] if la.kernel.startswith("extern_kernels.") else la.kernel
+                      for la in self.launches if la.is_extern}
+        is_extern = {t: any(_op_matches(t, op) for op in extern_ops) for t in {n.target for n in self.nodes}}
+        extern = {n.name for n in self.nodes if is_extern[n.target]}
+        return [(n.name, frozenset(n.args)) for n in self.nodes if n.op == "call_function" and n.name not in extern]
+
+    @cached_property
+    def owner(self) -> dict[str, int]:
+        """Buffer -> the launch that wrote it."""
+        owner: dict[str, int] = {}
+        for i, nodes in self.placement.items():
             for node in nodes:
                 for b in node.buffer_names:
-                    self.owner.setdefault(b, i)
+                    owner.setdefault(b, i)
+        return owner
 
     def mark_done(self, i: int, names: set[str]) -> None:
         self.done |= names
@@ -174,17 +201,16 @@ class _Closure:
         return avail
 
     def next_kernel(self, i: int) -> set[str]:
-        avail = self._available(i)
+        avail = self._available(i)  # a set of its own, grown below by what is taken
         if avail is None:
-            avail = self.done
+            avail = set(self.done)
         taken: set[str] = set()
         done, transparent = self.done, self.transparent
-        self.remaining = [n for n in self.remaining if n.name not in done or n.name in transparent]
-        for n in self.remaining:
-            if n.name in done and n.name not in transparent:
-                continue
-            if all(a in avail or a in taken for a in n.args):  # no args: a constant, made where used
-                taken.add(n.name)
+        self.remaining = [r for r in self.remaining if r[0] not in done or r[0] in transparent]
+        for name, args in self.remaining:
+            if args <= avail:  # every argument available or taken; no args: a constant, made where used
+                taken.add(name)
+                avail.add(name)
         computed = taken - transparent
         return computed | self.view_inputs(computed, within=taken)
 
@@ -228,15 +254,17 @@ def _template(kernel, known: set[str]) -> list[str]:
 class _Matcher:
     """Finds, in graph order, the post-grad nodes behind extern calls and repeated kernels."""
 
-    def __init__(self, post: FxGraph) -> None:
+    def __init__(self, post: FxGraph, users: dict[str, list[str]]) -> None:
         self.nodes = {n.name: n for n in post.nodes}
         self.pos = {n.name: i for i, n in enumerate(post.nodes)}
         self.by_target: dict[str, list[int]] = defaultdict(list)
         for i, n in enumerate(post.nodes):
             self.by_target[n.target].append(i)
         self.order = post.nodes
-        self.users = _users(post)
+        self.users = users
         self.last_anchor: dict[str, int] = {}  # kernel or extern op -> position of its last match
+        self.anchor_at: dict[str, list[int]] = {}  # template anchor -> positions of nodes like it
+        self.extended: dict[tuple, dict[str, str] | None] = {}  # (template, position) -> _extend
 
     def claim(self, key: str, names: list[str]) -> None:
         positions = [self.pos[n] for n in names if n in self.pos]
@@ -264,12 +292,19 @@ class _Matcher:
         the launch's arguments (`passed`)."""
         if not template:
             return set()
-        tnodes = [self.nodes[n] for n in sorted(set(template), key=self.pos.__getitem__)]
+        key = tuple(sorted(set(template), key=self.pos.__getitem__))
+        tnodes = [self.nodes[n] for n in key]
         anchor = tnodes[0]
         after = self.last_anchor.get(kernel, -1)
-        positions = self.by_target.get(anchor.target, [])
+        positions = self.anchor_at.get(anchor.name)
+        if positions is None:  # where _extend gets past its first test
+            positions = [p for p in self.by_target.get(anchor.target, []) if _same_op(anchor, self.order[p])]
+            self.anchor_at[anchor.name] = positions
         for p in positions[bisect_right(positions, after) :]:
-            found = self._extend(tnodes, self.order[p])
+            # a kernel launched many times scans the same stretch of graph again: remember
+            found = self.extended.get((key, p), self)
+            if found is self:
+                found = self.extended[(key, p)] = self._extend(tnodes, self.order[p])
             if found is not None and self._inputs_passed(found.values(), passed):
                 self.last_anchor[kernel] = p
                 return set(found.values())
@@ -345,10 +380,10 @@ def _same_op(a: FxNode, b: FxNode) -> bool:
     """Same op, constants, arity, and (a kernel is specialised to them) dtype and shape."""
     return (
         a.target == b.target
-        and a.constants == b.constants
         and len(a.args) == len(b.args)
         and a.dtype == b.dtype
         and a.shape == b.shape
+        and a.constants == b.constants
     )
 
 
@@ -374,7 +409,7 @@ def _inherit_tuple_elements(post: FxGraph | None, found: dict[str, set[int]]) ->
 # ----------------------------------------------------------------------------- AOT graph
 
 
-def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_sets) -> dict[str, set[int]]:
+def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_sets, users) -> dict[str, set[int]]:
     """AOT node -> launches: by name when the post-grad graph kept the node; else the launches
     of nearby name-matched nodes whose "Original ATen" comment names this node's op; else those
     of the nearest name-matched users (then arguments) from the same source line."""
@@ -385,23 +420,31 @@ def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_set
     for n in aot.nodes:
         if n.op == "call_function" and post_targets.get(n.name) == n.target and n.name in post_found:
             found[n.name] = set(post_found[n.name])
-    users = _users(aot)
     by_name = {n.name: n for n in aot.nodes}
+    adjacent = {n.name: [x for x in (*users.get(n.name, ()), *n.args) if x in by_name] for n in aot.nodes}
     aten_of = [set(la.comments.original_aten) for la in launches]
     post_by_name = {n.name: n for n in post.nodes}
     lines_of = [{post_by_name[x].source.line for x in names if x in post_by_name and post_by_name[x].source}
                 for names in post_sets]
+    with_line: dict[int, set[int]] = defaultdict(set)  # user source line -> launches that run it
+    for i, lines in enumerate(lines_of):
+        for line in lines:
+            with_line[line].add(i)
     packets_present = set().union(*aten_of) if aten_of else set()
+    with_packet: dict[str, set[int]] = defaultdict(set)  # ATen op -> launches whose comment names it
+    for i, aten in enumerate(aten_of):
+        for packet in aten:
+            with_packet[packet].add(i)
     matched = dict(found)
     for n in aot.nodes:
         if n.op != "call_function" or n.name in found:
             continue
         packet = ".".join(n.target.split(".")[:2])
-        near = _neighbourhood(n, users, by_name, matched, hops=3) if packet in packets_present else set()
-        by_aten = {i for i in near if packet in aten_of[i]}
+        near = _neighbourhood(n, adjacent, matched, hops=3) if packet in packets_present else set()
+        by_aten = near & with_packet[packet] if near else set()
         if by_aten and n.source is not None:  # the same op's other launches next door (mm + bias kernel)
-            by_aten |= {i for i, aten in enumerate(aten_of) if packet in aten and n.source.line in lines_of[i]
-                        and any(abs(i - j) <= 2 for j in by_aten)}
+            next_door = {j + d for j in by_aten for d in (-2, -1, 0, 1, 2)}
+            by_aten |= next_door & with_packet[packet] & with_line.get(n.source.line, set())
         hits = by_aten or _nearest(n, users, by_name, matched, forward=True) or _nearest(
             n, users, by_name, matched, forward=False)
         if hits:
@@ -409,19 +452,17 @@ def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_set
     return found
 
 
-def _neighbourhood(start: FxNode, users, by_name, found, hops: int) -> set[int]:
+def _neighbourhood(start: FxNode, adjacent: dict[str, list[str]], found, hops: int) -> set[int]:
     """Launches of the name-matched nodes within `hops` edges of start, either direction."""
-    frontier, seen, hits = [start.name], {start.name}, set()
+    frontier, seen, hits = {start.name}, {start.name}, set()
     for _ in range(hops):
-        nxt = []
+        nxt: set[str] = set()
         for name in frontier:
-            for other in list(users.get(name, ())) + list(by_name[name].args):
-                if other in seen or other not in by_name:
-                    continue
-                seen.add(other)
-                if other in found:
-                    hits |= found[other]
-                nxt.append(other)
+            nxt.update(adjacent[name])
+        nxt -= seen
+        seen |= nxt
+        for other in nxt & found.keys():
+            hits |= found[other]
         frontier = nxt
     return hits
 
@@ -463,24 +504,37 @@ def _align_groups(graph: GraphParse, launches, warnings: list[str]) -> dict[int,
     if ir is None:
         return {}
     nodes = [n for n in ir.nodes if n.kind != "nop"]
-    names = [set(la.buffers) | set(la.outputs) for la in launches]
+    passing: dict[str, list[int]] = defaultdict(list)  # buffer -> launches that pass it, in order
+    for q, la in enumerate(launches):
+        for b in set(la.buffers) | set(la.outputs):
+            passing[b].append(q)
     owner: list[int | None] = [None] * len(nodes)
     p = 0
     for k, node in enumerate(nodes):
-        bufs = set(node.buffer_names)
-        q = next((q for q in range(p, len(launches)) if names[q] & bufs), None)
+        q = None
+        for b in node.buffer_names:  # the first launch from p on that passes one of them
+            qs = passing.get(b)
+            if qs and (j := bisect_left(qs, p)) < len(qs) and (q is None or qs[j] < q):
+                q = qs[j]
         if q is not None:
             owner[k] = p = q
     # nodes whose buffers never reach memory run in the kernel of the next placed node
+    # (placed by the loop above), else of the previous one (placed by now)
+    next_owner: list[int | None] = [None] * len(nodes)
+    nxt = None
+    for m in range(len(nodes) - 1, -1, -1):
+        next_owner[m] = nxt
+        if owner[m] is not None:
+            nxt = owner[m]
+    prev = None
     for k, node in enumerate(nodes):
-        if owner[k] is not None or node.kind == "extern":
-            continue
-        nxt = next((owner[m] for m in range(k + 1, len(nodes)) if owner[m] is not None), None)
-        prev = next((owner[m] for m in range(k - 1, -1, -1) if owner[m] is not None), None)
-        for cand in (nxt, prev):
-            if cand is not None and not launches[cand].is_extern:
-                owner[k] = cand
-                break
+        if owner[k] is None and node.kind != "extern":
+            for cand in (next_owner[k], prev):
+                if cand is not None and not launches[cand].is_extern:
+                    owner[k] = cand
+                    break
+        if owner[k] is not None:
+            prev = owner[k]
     placement: dict[int, list[SchedulerNode]] = defaultdict(list)
     for k, q in enumerate(owner):
         if q is not None:
@@ -531,8 +585,20 @@ def _users(fx: FxGraph) -> dict[str, list[str]]:
     return users
 
 
+class _Order(dict):
+    """Node name -> position in the graph; names not in it sort last."""
+
+    def __missing__(self, name: str) -> int:
+        return 1 << 30
+
+
 def _order(fx: FxGraph | None) -> dict[str, int]:
-    return {n.name: i for i, n in enumerate(fx.nodes)} if fx else {}
+    return _Order((n.name, i) for i, n in enumerate(fx.nodes)) if fx else _Order()
+
+
+def _lines_of_nodes(fx: FxGraph | None) -> dict[str, tuple[str, int] | None]:
+    """Node name -> its user source (file, line), None where it has none."""
+    return {n.name: (n.source.file, n.source.line) if n.source is not None else None for n in fx.nodes} if fx else {}
 
 
 def _invert(sets: list[set[str]]) -> dict[str, set[int]]:
@@ -551,13 +617,9 @@ def _invert_to_sets(found: dict[str, set[int]], n: int) -> list[set[str]]:
     return out
 
 
-def _source_lines(pg, post_by_name, fx_nodes, aot_by_name) -> tuple[tuple[str, int], ...]:
-    lines = set()
-    for names, lookup in ((pg, post_by_name), (fx_nodes, aot_by_name)):
-        for name in names:
-            n = lookup.get(name)
-            if n is not None and n.source is not None:
-                lines.add((n.source.file, n.source.line))
+def _source_lines(pg, post_lines, fx_nodes, aot_lines) -> tuple[tuple[str, int], ...]:
+    lines = {post_lines.get(name) for name in pg} | {aot_lines.get(name) for name in fx_nodes}
+    lines.discard(None)
     return tuple(sorted(lines))
 
 

@@ -245,7 +245,7 @@ def _annotation(ann: str) -> tuple[str | None, tuple[str, ...] | None, tuple[str
     return parse_annotation(ann)
 
 
-def _constants(arg_text: str, args: tuple[str, ...]) -> dict:
+def _constants(field: str, arg_text: str, args: tuple[str, ...]) -> dict:
     """A node's arguments that use no other node, as text (filled on first access).
 
     The same as testing each argument against the names known at the node's line: the only

@@ -7,6 +7,7 @@ its own `warnings`: a line the parser did not understand, or a file that was mis
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 # --------------------------------------------------------------------------- lazy fields
 
@@ -17,7 +18,8 @@ class _Lazy:
     Installed on the class after @dataclass, so the field keeps its place in __init__, repr,
     eq and hash; a value passed to __init__ lands in the instance __dict__ and wins. A parser
     that defers the field instead puts `_fill = (function, args)` in the __dict__: the first
-    read calls it once for all deferred fields (a dict name -> value) and stores the values.
+    read calls `function(name, *args)`, which returns a dict holding at least that field,
+    and stores what it returns.
     `_fill` holds module-level functions and plain data, so the object still pickles.
     """
 
@@ -31,7 +33,7 @@ class _Lazy:
             return self
         d = obj.__dict__
         fn, args = d["_fill"]
-        d.update(fn(*args))
+        d.update(fn(self.name, *args))
         return d[self.name]
 
 
@@ -48,7 +50,8 @@ def deferred(cls, values: dict):
     """Return an instance of a dataclass built by a parser from `values`, a dict of its fields.
 
     A field missing from `values` is filled on first read by `values["_fill"]`, a pair
-    (function, args) whose call returns the missing fields as a dict. Skips the frozen
+    (function, args): `function(field_name, *args)` returns that field, and any others it
+    had to compute on the way, as a dict. Skips the frozen
     __init__ (one object.__setattr__ per field), most of the cost of building many nodes.
     """
     obj = object.__new__(cls)
@@ -179,7 +182,7 @@ class SchedulerNode:
     members: tuple[str, ...]  # for fused/foreach/grouped: the member nodes, in order
     line: int
 
-    @property
+    @cached_property
     def buffer_names(self) -> tuple[str, ...]:
         return tuple(b.name for b in self.outputs)
 

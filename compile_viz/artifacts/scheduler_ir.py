@@ -335,17 +335,17 @@ class _Builder:
         })
 
 
-def _node_details(text: str, attrs: dict[str, str], outputs: list, ops: list) -> dict:
-    """The fields of a SchedulerNode read on first access: dependencies, buffers, loop-body ops."""
+def _node_details(field: str, text: str, attrs: dict[str, str], outputs: list, ops: list) -> dict:
+    """A SchedulerNode field read on first access: dependencies, buffers or loop-body ops."""
+    if field == "outputs":
+        return {"outputs": tuple(Buffer(o[0], o[1], parse_layout(o[2]), parse_users(o[3])) for o in _outputs_of(text, outputs))}
+    if field == "writes":
+        return {"writes": parse_dependencies(attrs.get("writes", "").strip())}
+    if field == "loop_body_ops":
+        return {"loop_body_ops": tuple(_ops_of(text, ops))}
     unmet = parse_dependencies(attrs.get("unmet_dependencies", "").strip())
     met = parse_dependencies(attrs.get("met_dependencies", "").strip())
-    return {
-        "writes": parse_dependencies(attrs.get("writes", "").strip()),
-        "reads": unmet + met,
-        "unmet": tuple(d.buffer for d in unmet),
-        "outputs": tuple(Buffer(o[0], o[1], parse_layout(o[2]), parse_users(o[3])) for o in _outputs_of(text, outputs)),
-        "loop_body_ops": tuple(_ops_of(text, ops)),
-    }
+    return {"reads": unmet + met, "unmet": tuple(d.buffer for d in unmet)}
 
 
 def _outputs_of(text: str, parts: list) -> list[list]:
