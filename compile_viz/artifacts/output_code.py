@@ -125,6 +125,9 @@ def parse_comments(block: list[str]) -> KernelComments:
     sorted_nodes = True
     section = ""
     for line in block:
+        if section == "fragment" and line.startswith("#   "):  # no pattern below takes "#   "
+            fragment.append(line[4:])
+            continue
         m = SOURCE_NODES.match(line)
         if m:
             sorted_nodes = m.group(1) != "Unsorted "
