@@ -9,6 +9,7 @@ around each call, one synchronize at the end; on a CPU, wall time around each ca
 from __future__ import annotations
 
 import contextlib
+import gc
 import statistics
 import time
 from pathlib import Path
@@ -135,7 +136,13 @@ def time_calls(torch, step, args, device: str, *, grads=(), min_calls: int = MIN
     if not cuda and estimate * min_calls > CPU_CAP_S:
         n = max(5, int(CPU_CAP_S / estimate))
         note = f"{n} calls (one call takes {estimate:.2f} s on this CPU)"
-    times = _cuda_times(torch, step, args, grads, n) if cuda else _wall_times(step, args, grads, n)
+    gc_was_on = gc.isenabled()
+    gc.disable()  # a collection inside a timed call is noise, not the model's cost
+    try:
+        times = _cuda_times(torch, step, args, grads, n) if cuda else _wall_times(step, args, grads, n)
+    finally:
+        if gc_was_on:
+            gc.enable()
     return _stats(times, warm, note, "cuda events, L2 flushed before each call" if cuda else "wall clock")
 
 
