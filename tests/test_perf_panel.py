@@ -91,3 +91,26 @@ def test_panel_on_a_bundled_gpu_run(tmp_path, monkeypatch):
     at.run()
     assert not at.exception
     assert "extern_kernels.mm" in " ".join(c.value for c in at.caption) and "GB/s" in at.caption[-1].value
+
+
+def test_viewer_shows_the_panel_and_the_code_pane_line(tmp_path, monkeypatch):
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    from tests.conftest import ROOT
+
+    monkeypatch.setenv("COMPILE_VIZ_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COMPILE_VIZ_SAMPLE_RUNS", str(SAMPLE_RUNS))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.query_params["run"] = "bundled:pointwise_chain"
+    at.query_params["kernel"] = "triton_poi_fused_abs_add_div_mul_sigmoid_tanh_0"
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("Measured: ") and "GB/s" in c for c in captions), captions
+    assert len(at.get("plotly_chart")) == 2
+    assert "faster" in " ".join(h.proto.body for h in at.get("html"))
+    st.cache_resource.clear()
+    st.cache_data.clear()

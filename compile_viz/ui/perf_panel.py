@@ -68,7 +68,18 @@ def perf_panel(run_meta_or_measure: Any, graph_id: str, selected_kernel: str | N
     if selected_kernel:
         row = next((r for r in rows if r["kernel"] == selected_kernel), None)
         st.caption(f"`{selected_kernel}`: {perf.kernel_cost_line(row, peak_gbps=bw.get('peak_gbps'))}")
-    return clicked or selected_kernel
+    # a chart keeps its selection across reruns: only a click that changed counts as a new choice
+    last_key = f"perf_last_click:{graph_id}"
+    if clicked and clicked != st.session_state.get(last_key):
+        st.session_state[last_key] = clicked
+        return clicked
+    return selected_kernel
+
+
+def run_folder(info: Any) -> Path | None:
+    """Return the run folder of a viewer RunInfo (the parent of its debug/ folder), or None."""
+    path = Path(getattr(info, "debug_path", "") or "")
+    return path.parent if path.name == "debug" and (path.parent / "meta.json").is_file() else None
 
 
 def kernel_cost_caption(run_meta_or_measure: Any, graph_id: str, kernel: str | None) -> str:

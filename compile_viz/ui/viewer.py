@@ -12,6 +12,7 @@ from compile_viz.render.selection import select
 from compile_viz.render.summary import Card, cards_html, graph_break_rows, graph_cards, run_cards
 from compile_viz.store import StoreError
 from compile_viz.ui import loaders, panes, state
+from compile_viz.ui.perf_panel import kernel_cost_caption, perf_panel, run_folder
 from compile_viz.ui.runs import default_run_key
 
 COLLAPSE_ABOVE = 300  # nodes: above this a graph opens collapsed, one box per launch
@@ -53,6 +54,9 @@ def page() -> None:
         panes.graph_pane(info, graph, index, fx_name, view, zoom, lambda click: _clicked(index, fx_name, click))
     with right:
         panes.code_pane(graph, index, sel)
+        cost = kernel_cost_caption(run_folder(info), graph.id, sel.kernel) if sel.kernel else ""
+        if cost:
+            st.caption(f"Measured: {cost}")
     left, right = st.columns(2, gap="small")
     with left:
         st.markdown("##### Fusion groups")
@@ -60,6 +64,12 @@ def page() -> None:
     with right:
         st.markdown("##### Your source")
         panes.source_pane(info, graph, sel)
+    if info.meta.get("measure"):
+        with st.expander("Eager vs compiled: did compiling pay off?", expanded=True):
+            picked = perf_panel(run_folder(info) or info.meta, graph.id, sel.kernel)
+        if picked and picked != sel.kernel:
+            state.update(kernel=picked, launch=None, node=None)
+            st.rerun()
     warnings = [str(w) for w in (*parse.warnings, *graph.warnings)] + list(index.warnings)
     with st.expander(f"Parse warnings ({len(warnings)})"):
         st.code("\n".join(warnings) or "none", language=None)
