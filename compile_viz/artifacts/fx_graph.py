@@ -118,7 +118,7 @@ class _State:
         if self.graph is None:
             self.warnings.append(ParseWarning(self.path, lineno, f"not understood before forward(): {stripped[:120]}"))
             return
-        if stripped.startswith("return"):
+        if stripped.startswith("return") and RETURN_LINE.match(stripped):
             self._return(lineno, stripped)
             return
         self._statement(lineno, stripped)
