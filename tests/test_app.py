@@ -246,3 +246,20 @@ def test_compile_page_shows_the_sample_teaching_note(env):
     at = page_app("compile_page").run()
     no_errors(at)
     assert any("fuses" in i.value or "kernel" in i.value for i in at.info)
+
+
+def test_compile_button_measures_by_default(env, monkeypatch):
+    from compile_viz.ui import jobs
+
+    started = []
+
+    def fake_start(model, options, store):
+        started.append((model, options))
+        return jobs.CaptureJob(model, options)  # never started: shows as in progress
+
+    monkeypatch.setattr(jobs, "start", fake_start)
+    at = page_app("compile_page").run()
+    at.button[0].click().run()
+    no_errors(at)
+    (model, options), = started
+    assert options.measure is True and options.device == "auto"

@@ -63,12 +63,15 @@ def _options(model: str) -> CaptureOptions | None:
         dynamic = {"sample default": None, "static": False, "dynamic": True}[
             c2.selectbox("Shapes", ("sample default", "static", "dynamic"))]
         fullgraph = c3.checkbox("fullgraph")
+        measure = st.checkbox("Measure eager vs compiled (correctness, speedup, time per kernel)", value=True,
+                              help="Runs both after compiling, in the same child: adds a few seconds.")
         extra = st.text_area("Inductor options (KEY=VALUE per line)", placeholder="max_autotune=True")
         timeout = st.number_input("Timeout (s)", 10, 3600, 600)
     try:
         inductor = dict(parse_option(line) for line in extra.splitlines() if line.strip())
         return CaptureOptions.make(device=device, mode=mode, dtype=dtype, train=train, dynamic=dynamic,
-                                   fullgraph=fullgraph, timeout_s=float(timeout), inductor_options=inductor)
+                                   fullgraph=fullgraph, timeout_s=float(timeout), inductor_options=inductor,
+                                   measure=measure)
     except ValueError as e:
         st.error(str(e))
         return None
