@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 CHECKED = ("pointwise_chain", "layernorm_linear_gelu_residual", "gpt_small")
-ROUNDS = 3
+ROUNDS = 3  # alternating rounds of ours and do_bench; --rounds to change
 TORCH_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "autocast": "float32"}
 
 
@@ -102,7 +102,10 @@ def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", help="also write the results as JSON here")
     p.add_argument("--only", nargs="*", default=None)
+    p.add_argument("--rounds", type=int, default=ROUNDS, help="alternating rounds (median round is compared)")
     opts = p.parse_args(argv)
+    global ROUNDS
+    ROUNDS = opts.rounds
     import torch
 
     gpu = torch.cuda.get_device_name()
