@@ -61,7 +61,7 @@ def _enqueue_ms(torch, step, args, grads, n: int = 50) -> float:
     return statistics.median(times)
 
 
-def check(torch, name: str) -> dict:
+def check(torch, name: str, rounds: int = ROUNDS) -> dict:
     from triton.testing import do_bench
 
     from compile_viz.capture.measure import profile_calls, time_calls
@@ -73,11 +73,11 @@ def check(torch, name: str) -> dict:
     compile_s = time.perf_counter() - t
     # alternate ours and do_bench: a launch-bound call's latency drifts with the CPU's state
     ours_runs, theirs_runs = [], []
-    for _ in range(ROUNDS):
+    for _ in range(rounds):
         ours_runs.append(time_calls(torch, compiled, args, "cuda", grads=grads))
         theirs_runs.append(do_bench(lambda: compiled(args), grad_to_none=grads or None, return_mode="median"))
-    ours = sorted(ours_runs, key=lambda s: s["median_ms"])[ROUNDS // 2]
-    theirs = sorted(theirs_runs)[ROUNDS // 2]
+    ours = sorted(ours_runs, key=lambda s: s["median_ms"])[rounds // 2]
+    theirs = sorted(theirs_runs)[rounds // 2]
     cpu_ms = _enqueue_ms(torch, compiled, args, grads)
     prof = profile_calls(torch, compiled, args, "cuda", grads=grads)
     eager_lat = time_calls(torch, eager, args, "cuda", grads=grads)
@@ -104,14 +104,12 @@ def main(argv: list[str]) -> int:
     p.add_argument("--only", nargs="*", default=None)
     p.add_argument("--rounds", type=int, default=ROUNDS, help="alternating rounds (median round is compared)")
     opts = p.parse_args(argv)
-    global ROUNDS
-    ROUNDS = opts.rounds
     import torch
 
     gpu = torch.cuda.get_device_name()
     results = {"gpu": gpu, "torch": torch.__version__, "checks": []}
     for name in opts.only or (*CHECKED, "matmul_softmax"):
-        r = check(torch, name)
+        r = check(torch, name, opts.rounds)
         results["checks"].append(r)
         print(json.dumps(r), flush=True)
     print(f"\n{gpu}, torch {torch.__version__}")
