@@ -421,7 +421,6 @@ def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_set
         if n.op == "call_function" and post_targets.get(n.name) == n.target and n.name in post_found:
             found[n.name] = set(post_found[n.name])
     by_name = {n.name: n for n in aot.nodes}
-    adjacent = {n.name: [x for x in (*users.get(n.name, ()), *n.args) if x in by_name] for n in aot.nodes}
     aten_of = [set(la.comments.original_aten) for la in launches]
     post_by_name = {n.name: n for n in post.nodes}
     lines_of = [{post_by_name[x].source.line for x in names if x in post_by_name and post_by_name[x].source}
@@ -436,11 +435,12 @@ def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_set
         for packet in aten:
             with_packet[packet].add(i)
     matched = dict(found)
+    near_of = _Near(by_name, users, matched)
     for n in aot.nodes:
         if n.op != "call_function" or n.name in found:
             continue
         packet = ".".join(n.target.split(".")[:2])
-        near = _neighbourhood(n, adjacent, matched, hops=3) if packet in packets_present else set()
+        near = near_of(n.name) if packet in packets_present else set()
         by_aten = near & with_packet[packet] if near else set()
         if by_aten and n.source is not None:  # the same op's other launches next door (mm + bias kernel)
             next_door = {j + d for j in by_aten for d in (-2, -1, 0, 1, 2)}
@@ -452,19 +452,50 @@ def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_set
     return found
 
 
-def _neighbourhood(start: FxNode, adjacent: dict[str, list[str]], found, hops: int) -> set[int]:
-    """Launches of the name-matched nodes within `hops` edges of start, either direction."""
-    frontier, seen, hits = {start.name}, {start.name}, set()
-    for _ in range(hops):
-        nxt: set[str] = set()
-        for name in frontier:
-            nxt.update(adjacent[name])
-        nxt -= seen
-        seen |= nxt
-        for other in nxt & found.keys():
-            hits |= found[other]
-        frontier = nxt
-    return hits
+class _Near:
+    """Launches of the name-matched nodes within three edges of a node, either direction.
+
+    A node's three-edge ball, less the node, is the union of the two-edge balls of its
+    neighbours; it is asked only for nodes that are not name-matched, so the node itself adds
+    nothing. Memoising the one- and two-edge unions per node visits a hub's many neighbours
+    once, not once per node near it.
+    """
+
+    def __init__(self, by_name: dict[str, FxNode], users, found: dict[str, set[int]]) -> None:
+        self.by_name = by_name
+        self.users = users
+        self.found = found
+        self.adjacent: dict[str, list[str]] = {}
+        self.one: dict[str, set[int]] = {}
+        self.two: dict[str, set[int]] = {}
+
+    def _adjacent(self, name: str) -> list[str]:
+        adj = self.adjacent.get(name)
+        if adj is None:
+            by_name = self.by_name
+            adj = self.adjacent[name] = [x for x in (*self.users.get(name, ()), *by_name[name].args) if x in by_name]
+        return adj
+
+    def _ball(self, name: str, memo: dict[str, set[int]], inner) -> set[int]:
+        hits = memo.get(name)
+        if hits is None:
+            hits = set(self.found.get(name, ()))
+            for other in self._adjacent(name):
+                hits.update(inner(other))
+            memo[name] = hits
+        return hits
+
+    def _one(self, name: str) -> set[int]:
+        return self._ball(name, self.one, lambda other: self.found.get(other, ()))
+
+    def _two(self, name: str) -> set[int]:
+        return self._ball(name, self.two, self._one)
+
+    def __call__(self, name: str) -> set[int]:
+        hits: set[int] = set()
+        for other in self._adjacent(name):
+            hits |= self._two(other)
+        return hits
 
 
 def _nearest(start: FxNode, users, by_name, found, *, forward: bool) -> set[int]:
