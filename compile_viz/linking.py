@@ -48,10 +48,15 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
                                          (AOT, aot, aot_launches, users_aot)):
         if fx is None:
             continue
+        get, get_users = found.get, users.get
         for n in fx.nodes:
-            hits = tuple(sorted(found.get(n.name, ())))
-            reason = "" if hits else no_kernel_reason(n, users.get(n.name, ()))
-            nodes[(graph_name, n.name)] = NodeLink(n.name, graph_name, hits, reason)
+            name = n.name
+            hits = get(name)
+            if hits:
+                link = NodeLink(name, graph_name, tuple(sorted(hits)), "")
+            else:
+                link = NodeLink(name, graph_name, (), no_kernel_reason(n, get_users(name, ())))
+            nodes[(graph_name, name)] = link
 
     kinds = {k.name: k.kind for k in oc.kernels} if oc else {}
     aot_sets = _invert_to_sets(aot_launches, len(launches))

@@ -14,6 +14,7 @@ buffers and loop-body ops are read from those places on first access.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from compile_viz.artifacts.model import (
     Buffer,
@@ -338,7 +339,7 @@ class _Builder:
 def _node_details(field: str, text: str, attrs: dict[str, str], outputs: list, ops: list) -> dict:
     """A SchedulerNode field read on first access: dependencies, buffers or loop-body ops."""
     if field == "outputs":
-        return {"outputs": tuple(Buffer(o[0], o[1], parse_layout(o[2]), parse_users(o[3])) for o in _outputs_of(text, outputs))}
+        return {"outputs": _buffers_of(text, outputs)}
     if field == "writes":
         return {"writes": parse_dependencies(attrs.get("writes", "").strip())}
     if field == "loop_body_ops":
@@ -352,6 +353,44 @@ def _outputs_of(text: str, parts: list) -> list[list]:
     out: list[list] = []
     for part in parts:
         out.extend(part if isinstance(part, list) else _read_outputs(text, part, None)[0])
+    return out
+
+
+# One entry of a checked outputs block in its usual shape: a one-line layout whose brackets
+# balance, then users on one line or one NodeUser a line. `_read_outputs` reads such an entry
+# the same way (nothing runs on past it); any other shape sends the block to `_read_outputs`.
+ENTRY_FAST = re.compile(
+    r"[ \t]+(\w+): (\w+)[^\S\n]*\n"
+    rf"[ \t]+\w+\.layout = (\w+\('[^'\n()\[\]{{}}]*', [\w.]+, size=\[{_FLAT}*\], stride=\[{_FLAT}*\]\){_FLAT}*)\n"
+    rf"[ \t]+\w+\.users = (?:\[(?:{_USER}(?:, {_USER})*)?\]{_FLAT}*|\[\n(?:[ \t]+{_USER},?[^\S\n]*\n)*[ \t]+\]{_FLAT}*)\n"
+)
+
+
+def _buffers_of(text: str, parts: list) -> tuple[Buffer, ...]:
+    """The Buffers of a node's outputs blocks; the usual entries of a checked block by ENTRY_FAST."""
+    out: list[Buffer] = []
+    for part in parts:
+        if not isinstance(part, list):
+            fast = _fast_entries(text, part)
+            if fast is not None:
+                out.extend(fast)
+                continue
+        entries = part if isinstance(part, list) else _read_outputs(text, part, None)[0]
+        out.extend(Buffer(o[0], o[1], _layout(o[2]), parse_users(o[3])) for o in entries)
+    return tuple(out)
+
+
+def _fast_entries(text: str, pos: int) -> list[Buffer] | None:
+    """The Buffers of the checked block whose entries start at `pos`; None if one is unusual."""
+    out: list[Buffer] = []
+    match = ENTRY_FAST.match
+    while not text.startswith("]", pos):
+        m = match(text, pos)
+        if m is None:
+            return None
+        users = tuple(a or b for a, b in USER.findall(text, m.end(3), m.end()))
+        out.append(Buffer(m.group(1), m.group(2), _layout(m.group(3)), users))
+        pos = m.end()
     return out
 
 
@@ -495,6 +534,9 @@ def parse_layout(value: str) -> Layout | None:
             dtype = part
         positional += 1
     return Layout(kind.strip(), device, dtype, size, stride)
+
+
+_layout = lru_cache(maxsize=4096)(parse_layout)  # a graph repeats a few layouts many times
 
 
 def _dims(text: str) -> tuple[str, ...]:
