@@ -270,6 +270,7 @@ class _Matcher:
         self.last_anchor: dict[str, int] = {}  # kernel or extern op -> position of its last match
         self.anchor_at: dict[str, list[int]] = {}  # template anchor -> positions of nodes like it
         self.extended: dict[tuple, dict[str, str] | None] = {}  # (template, position) -> _extend
+        self.plans: dict[tuple, tuple] = {}  # template -> _plan
 
     def claim(self, key: str, names: list[str]) -> None:
         positions = [self.pos[n] for n in names if n in self.pos]
@@ -323,27 +324,30 @@ class _Matcher:
 
     def _extend(self, tnodes: list[FxNode], start: FxNode) -> dict[str, str] | None:
         """Map the template onto the graph starting from `start`; None when the shape differs."""
-        tset = {t.name for t in tnodes}
         mapping = {tnodes[0].name: start.name}
         if not _same_op(tnodes[0], start):
             return None
         used = {start.name}
-        pending = tnodes[1:]
-        progress = True
-        while pending and progress:
-            progress = False
-            rest = []
-            for t in pending:
-                cand = self._candidate(t, mapping, tset, used)
-                if cand is None:
-                    rest.append(t)
-                    continue
-                if cand is False:
+        steps, pending = self._plan(tnodes)
+        nodes = self.nodes
+        for t, through_users, ref, k in steps:
+            gref = mapping[ref]
+            if through_users:  # t uses a mapped node: look among that node's users
+                for u in self.users.get(gref, ()):
+                    g = nodes[u]
+                    if u not in used and _same_op(t, g) and len(g.args) > k and g.args[k] == gref:
+                        cand = u
+                        break
+                else:
                     return None
-                mapping[t.name] = cand
-                used.add(cand)
-                progress = True
-            pending = rest
+            else:  # a mapped node uses t: look at that node's args
+                g = nodes[gref]
+                if len(g.args) > k and g.args[k] not in used and _same_op(t, nodes[g.args[k]]):
+                    cand = g.args[k]
+                else:
+                    return None
+            mapping[t.name] = cand
+            used.add(cand)
         if pending:
             # template nodes connected only through outside nodes: match them by op, after start
             for t in pending:
@@ -360,24 +364,45 @@ class _Matcher:
                 used.add(hit)
         return mapping
 
-    def _candidate(self, t: FxNode, mapping: dict[str, str], tset: set[str], used: set[str]):
-        """A graph node for template node t through an already mapped neighbour; None if no
-        neighbour is mapped yet, False if one is and nothing fits."""
-        for k, arg in enumerate(t.args):  # t uses a mapped node: look among that node's users
-            if arg in tset and arg in mapping:
-                for u in self.users.get(mapping[arg], ()):
-                    g = self.nodes[u]
-                    if u not in used and _same_op(t, g) and len(g.args) > k and g.args[k] == mapping[arg]:
-                        return u
-                return False
-        for tname, gname in mapping.items():  # a mapped node uses t: look at that node's args
-            tnode = self.nodes[tname]
-            if t.name in tnode.args:
-                k = tnode.args.index(t.name)
-                g = self.nodes[gname]
-                if len(g.args) > k and g.args[k] not in used and _same_op(t, self.nodes[g.args[k]]):
-                    return g.args[k]
-                return False
+    def _plan(self, tnodes: list[FxNode]) -> tuple[list[tuple[FxNode, bool, str, int]], list[FxNode]]:
+        """The order in which `_extend` maps a template's nodes, each through which mapped
+        neighbour (its k-th argument's users, or the k-th argument of a node that uses it), and
+        the nodes no neighbour reaches. Which neighbour is mapped depends on the template
+        alone, so this is worked out once per template, not once per place it is tried."""
+        key = tuple(t.name for t in tnodes)
+        plan = self.plans.get(key)
+        if plan is not None:
+            return plan
+        tset = set(key)
+        mapped = {tnodes[0].name: None}  # in the order _extend maps them
+        steps = []
+        pending = tnodes[1:]
+        progress = True
+        while pending and progress:
+            progress = False
+            rest = []
+            for t in pending:
+                step = self._neighbour(t, mapped, tset)
+                if step is None:
+                    rest.append(t)
+                    continue
+                steps.append(step)
+                mapped[t.name] = None
+                progress = True
+            pending = rest
+        plan = self.plans[key] = (steps, pending)
+        return plan
+
+    def _neighbour(self, t: FxNode, mapped: dict[str, None], tset: set[str]):
+        """(t, True, arg, k) when t's k-th argument `arg` is mapped; else (t, False, user, k)
+        for the first mapped node whose k-th argument is t; None when neither is mapped yet."""
+        for k, arg in enumerate(t.args):
+            if arg in tset and arg in mapped:
+                return t, True, arg, k
+        for tname in mapped:
+            args = self.nodes[tname].args
+            if t.name in args:
+                return t, False, tname, args.index(t.name)
         return None
 
 
