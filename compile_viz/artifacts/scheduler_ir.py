@@ -62,9 +62,15 @@ _USERS = (
 )
 _BUFFER_ENTRY = rf"[ \t]+\w+: \w+[^\S\n]*\n(?:[ \t]+\w+\.\w+ = (?:{_LAYOUT}|{_USERS}|{_VALUE})\n)*"
 _ATTRIBUTE = r"\.(?!outputs =)[\w.]+ =[^\n]*\n"
+# A value written on the lines after its `name.attr =`: "[" opens on the first, one line whose
+# brackets balance after another, "]" closes on the last (how Inductor prints long dependency
+# lists). `_attribute` reads the same lines: it goes on while the value is blank or a bracket
+# is open, and stops when the "]" closes it.
+_SPLIT_VALUE = rf"[ \t]+\[{_VALUE}(?:\n[ \t]+{_VALUE})*+\]{_VALUE}\n"
 CHUNK = re.compile(
     r"(?P<blank>(?:[^\S\n]*\n)+)"
     r"|(?P<header>(?P<hname>\w+): (?P<htype>\w+(?:\([^\n]*\))?)[^\S\n]*\n)"
+    rf"|(?P<split>(?P<pname>\w+?)\.(?!outputs =)(?P<pattr>[\w.]+) =[^\S\n]*\n(?P<pvalue>{_SPLIT_VALUE}))"
     rf"|(?P<attrs>(?P<aname>\w+?){_ATTRIBUTE}(?:(?P=aname){_ATTRIBUTE})*)"
     rf"|(?P<outputs>(?P<oname>\w+?)\.outputs =[^\n]*\n(?P<entries>(?:{_BUFFER_ENTRY})*)\][^\n]*\n)"
     r"|(?P<snodes>(?P<sname>\w+?)\.snodes\[\d+\] =[^\n]*\n)"
@@ -182,6 +188,11 @@ class _Builder:
             if kind == "header":
                 self.body_of = None
                 self._header(m.group("hname"), m.group("htype"), self.lineno(pos))
+                pos = m.end()
+                continue
+            if kind == "split" and (node := nodes.get(m.group("pname"))) is not None:
+                self.body_of = None
+                node.attrs[m.group("pattr")] = " ".join(line.strip() for line in m.group("pvalue").split("\n")).strip()
                 pos = m.end()
                 continue
             if kind == "attrs" and (node := nodes.get(m.group("aname"))) is not None:
