@@ -73,10 +73,16 @@ class _State:
 
     def run(self, lines: list[str]) -> None:
         match = NODE_LINE.match
+        findall = IDENT.findall
+        graph = known = into = None  # self.graph, its known names and node list, kept in step
         for lineno, raw in enumerate(lines, 1):
             m = match(raw)
-            if m is None or self.graph is None:
+            if m is None or graph is None:
                 self.feed(lineno, raw)
+                if self.graph is not None:
+                    graph = self.graph
+                    known = self.known.setdefault(graph, {})
+                    into = self.nodes if graph == "" else self.sub_nodes
                 continue
             name, ann, callee, arg_text, parent, index = m.groups()
             if callee is not None:
@@ -84,8 +90,7 @@ class _State:
             else:
                 target, arg_text = "operator.getitem", f"{parent}, {index}"
             dtype, shape, stride = _annotation(ann) if ann else (None, None, None)
-            known = self.known.setdefault(self.graph, {})
-            args = tuple(dict.fromkeys([i for i in IDENT.findall(arg_text) if i in known]))
+            args = tuple(dict.fromkeys([i for i in findall(arg_text) if i in known]))
             node = deferred(FxNode, {
                 "name": name,
                 "op": "call_function",
@@ -96,10 +101,10 @@ class _State:
                 "args": args,
                 "source": self.source,
                 "line": lineno,
-                "subgraph": self.graph,
+                "subgraph": graph,
                 "_fill": (_constants, (arg_text, args)),
             })
-            (self.nodes if self.graph == "" else self.sub_nodes).append(node)
+            into.append(node)
             known[name] = None
 
     def feed(self, lineno: int, raw: str) -> None:

@@ -53,10 +53,14 @@ def deferred(cls, values: dict):
     (function, args): `function(field_name, *args)` returns that field, and any others it
     had to compute on the way, as a dict. Skips the frozen
     __init__ (one object.__setattr__ per field), most of the cost of building many nodes.
+    `values` becomes the instance's __dict__: pass a dict made for it.
     """
     obj = object.__new__(cls)
-    obj.__dict__.update(values)
+    _set_attr(obj, "__dict__", values)  # the dict itself becomes the instance's: no copy
     return obj
+
+
+_set_attr = object.__setattr__
 
 
 # --------------------------------------------------------------------------- common
