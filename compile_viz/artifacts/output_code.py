@@ -131,8 +131,8 @@ def parse_comments(block: list[str]) -> KernelComments:
         m = SOURCE_NODES.match(line)
         if m:
             sorted_nodes = m.group(1) != "Unsorted "
-            source_nodes = tuple(s.strip() for s in m.group(2).split(","))
-            aten = tuple(s.strip() for s in (m.group(3) or "").split(",") if s.strip())
+            source_nodes = tuple([s.strip() for s in m.group(2).split(",")])
+            aten = tuple([s for s in (x.strip() for x in (m.group(3) or "").split(",")) if s])
             section = ""
             continue
         if line.startswith("# Source node to ATen node mapping:"):
@@ -154,7 +154,8 @@ def parse_comments(block: list[str]) -> KernelComments:
             section = ""
         if section == "fragment" and line.startswith("#   "):
             fragment.append(line[4:])
-    source_nodes = tuple(s for s in source_nodes if s)
+    if "" in source_nodes:
+        source_nodes = tuple([s for s in source_nodes if s])
     return KernelComments(source_nodes, aten, tuple(mapping), tuple(fragment), handle, sorted_nodes)
 
 
@@ -276,7 +277,8 @@ class _Parser:
             if stripped.startswith("#"):
                 pending.append(stripped)
                 continue
-            depth = _depth(stripped)
+            # no opening bracket: nothing left open (saves counting on the many short lines)
+            depth = _depth(stripped) if "(" in stripped or "[" in stripped or "{" in stripped else 0
             while depth > 0 and i < n:  # a statement over several lines
                 stripped += " " + lines[i].strip()
                 depth += _depth(lines[i])
@@ -364,10 +366,8 @@ class _Parser:
 
     def _launch(self, kernel, is_extern, arg_text, outputs, lineno, function, pending) -> None:
         args = tuple(split_top_level(arg_text))
-        buffers = []
-        for ident in IDENT.findall(arg_text):
-            if (ident in self.known or BUFFER_NAME.match(ident)) and ident not in buffers:
-                buffers.append(ident)
+        known, is_buffer = self.known, BUFFER_NAME.match
+        buffers = dict.fromkeys([i for i in IDENT.findall(arg_text) if i in known or is_buffer(i)])
         out = tuple(outputs) + tuple(OUT_KWARG.findall(arg_text))
         kernel_name = kernel.removeprefix("torch.ops.") if is_extern else kernel
         self.launches.append(
