@@ -119,14 +119,16 @@ def _post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool
     oc = graph.output_code
     first_seen: set[str] = set()
     closure = _Closure(post, launches, placement)
+    templates: dict[str, list[str]] = {}  # kernel -> _template, the same for all its launches
     for i, la in enumerate(launches):
         if evidence[i]:
             first_seen.add(la.kernel)
         elif la.is_extern:
             sets[i], evidence[i] = matcher.extern(la), ORDER
         else:
-            kernel = oc.kernel(la.kernel) if oc else None
-            template = _template(kernel, known)
+            template = templates.get(la.kernel)
+            if template is None:
+                template = templates[la.kernel] = _template(oc.kernel(la.kernel) if oc else None, known)
             if la.kernel not in first_seen and template:
                 sets[i], evidence[i] = set(template), COMMENTS
                 matcher.claim(la.kernel, template)
@@ -271,6 +273,7 @@ class _Matcher:
         self.anchor_at: dict[str, list[int]] = {}  # template anchor -> positions of nodes like it
         self.extended: dict[tuple, dict[str, str] | None] = {}  # (template, position) -> _extend
         self.plans: dict[tuple, tuple] = {}  # template -> _plan
+        self.targets: dict[str, list[str]] = {}  # extern op -> the graph's targets it matches
 
     def claim(self, key: str, names: list[str]) -> None:
         positions = [self.pos[n] for n in names if n in self.pos]
@@ -280,7 +283,9 @@ class _Matcher:
     # extern calls --------------------------------------------------------------------------
     def extern(self, la: KernelLaunch) -> set[str]:
         op = la.kernel.split(".")[1] if la.kernel.startswith("extern_kernels.") else la.kernel
-        targets = [t for t in self.by_target if _op_matches(t, op)]
+        targets = self.targets.get(op)
+        if targets is None:
+            targets = self.targets[op] = [t for t in self.by_target if _op_matches(t, op)]
         hinted = [n for n in la.comments.source_nodes if n in self.nodes and self.nodes[n].target in targets]
         if hinted:
             self.last_anchor[op] = self.pos[hinted[0]]

@@ -257,7 +257,7 @@ def _constants(field: str, arg_text: str, args: tuple[str, ...]) -> dict:
     known names in its text are `args`.
     """
     used = set(args)
-    return {"constants": tuple(p for p in split_top_level(arg_text) if not any(i in used for i in IDENT.findall(p)))}
+    return {"constants": tuple([p for p in split_top_level(arg_text) if used.isdisjoint(IDENT.findall(p))])}
 
 
 @lru_cache(maxsize=4096)
