@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from compile_viz.artifacts import PARSERS, ArtifactReader, find_graphs  # noqa: E402
+from compile_viz.artifacts import PARSERS, ArtifactReader, find_graphs, parse_graph_files  # noqa: E402
 from compile_viz.artifacts.model import GraphParse  # noqa: E402
 
 
@@ -44,15 +44,8 @@ def load(path: str):
 
 
 def parse_all(graphs) -> list[GraphParse]:
-    results = []
-    for folder, files in graphs:
-        fields = {}
-        for name, data in files.items():
-            field, parser = PARSERS[name]
-            fields[field] = parser(data, path=name)
-        results.append(GraphParse(folder=folder, warnings=(), **{k: fields.get(k) for k in (
-            "fx_graph", "post_grad_graph", "pre_fusion", "post_fusion", "output_code", "provenance")}))
-    return results
+    """The library's own per-graph parse (collector paused as in the app), from bytes in memory."""
+    return [parse_graph_files(folder, files) for folder, files in graphs]
 
 
 def timed(fn, repeat, setup=None):

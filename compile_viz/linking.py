@@ -18,6 +18,7 @@ from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from functools import cached_property
 
+from compile_viz.artifacts.gc_pause import without_gc
 from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse, KernelLaunch, SchedulerNode
 from compile_viz.link_model import AOT, POST_GRAD, GraphIndex, GraphSummary, GroupLink, LaunchLink, NodeLink
 from compile_viz.link_reasons import VIEW_OPS, no_kernel_reason, op_name
@@ -25,6 +26,7 @@ from compile_viz.link_reasons import VIEW_OPS, no_kernel_reason, op_name
 PROVENANCE, COMMENTS, STRUCTURE, ORDER = "provenance", "comments", "structure", "order"
 
 
+@without_gc
 def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex:
     """Return the links of one compiled graph. `use_provenance=False` ignores the JSON (for testing)."""
     oc = graph.output_code

@@ -9,6 +9,7 @@ from compile_viz.artifacts.discover import (
     read_graph_breaks,
 )
 from compile_viz.artifacts.fx_graph import parse_fx_graph
+from compile_viz.artifacts.gc_pause import without_gc
 from compile_viz.artifacts.model import DebugParse, GraphFolder, GraphParse, ParseWarning
 from compile_viz.artifacts.output_code import parse_output_code
 from compile_viz.artifacts.provenance import parse_provenance
@@ -31,6 +32,12 @@ EXPECTED = ("fx_graph_readable.py", "fx_graph_transformed.py", "ir_pre_fusion.tx
 
 def parse_graph(reader: ArtifactReader, folder: GraphFolder) -> GraphParse:
     """Parse every artifact of one graph folder; missing or unreadable files become warnings."""
+    return parse_graph_files(folder, {name: reader.read(folder.location, name) for name in folder.files})
+
+
+@without_gc
+def parse_graph_files(folder: GraphFolder, files: dict[str, bytes | None]) -> GraphParse:
+    """Parse one graph's artifacts given as bytes (None: could not be read)."""
     fields: dict[str, object] = {}
     warnings: list[ParseWarning] = []
     for name, (field, parser) in PARSERS.items():
@@ -39,7 +46,7 @@ def parse_graph(reader: ArtifactReader, folder: GraphFolder) -> GraphParse:
             if name in EXPECTED:
                 warnings.append(ParseWarning(display, 0, "missing: views that need it will be partial"))
             continue
-        data = reader.read(folder.location, name)
+        data = files.get(name)
         if data is None:
             warnings.append(ParseWarning(display, 0, "could not be read"))
             continue
