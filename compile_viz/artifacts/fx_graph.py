@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 
 from compile_viz.artifacts.model import FxGraph, FxNode, ParseWarning, SourceLocation, deferred
-from compile_viz.artifacts.text import IDENT, cut_warning, decode, names_in, parse_annotation, split_top_level
+from compile_viz.artifacts.text import IDENT, names_in, parse_annotation, read_artifact, split_top_level
 
 CLASS_LINE = re.compile(r"^(\s*)class (\S+?)\((?:torch\.nn\.Module|torch\.fx\.GraphModule|\w[\w.]*)\):\s*$")
 FORWARD_LINE = re.compile(r"^(\s*)def forward\(self(?:, )?(.*)\):\s*$")
@@ -38,16 +38,9 @@ NODE_LINE = re.compile(
 
 def parse_fx_graph(data: bytes | str, *, path: str) -> FxGraph:
     """Return the graph of an FX `print_readable` file; never raises on content."""
-    text, replaced = decode(data)
-    warnings: list[ParseWarning] = []
-    if replaced:
-        warnings.append(ParseWarning(path, 0, "file is not valid UTF-8; bad bytes were replaced"))
+    text, warnings = read_artifact(data, path)
     if not text.strip():
-        warnings.append(ParseWarning(path, 0, "file is empty"))
         return FxGraph(path, "", (), (), (), (), (), tuple(warnings))
-
-    if cut := cut_warning(text):
-        warnings.append(ParseWarning(path, text.count("\n") + 1, cut))
     state = _State(path, warnings)
     state.run(text.splitlines())
     return state.finish()

@@ -20,7 +20,7 @@ from compile_viz.artifacts.model import (
     ParseWarning,
     SizeAssert,
 )
-from compile_viz.artifacts.text import IDENT, cut_warning, decode, split_top_level
+from compile_viz.artifacts.text import IDENT, read_artifact, split_top_level
 
 AOT_ID = re.compile(r"^# AOT ID: \[?'?([^'\]]*)")
 KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(\w+)\(")
@@ -101,14 +101,7 @@ def kernel_kind(name: str, backend: str, heuristics: str) -> str:
 
 def parse_output_code(data: bytes | str, *, path: str) -> OutputCode:
     """Return the kernels and the call() sequence of an output_code.py; never raises on content."""
-    text, replaced = decode(data)
-    warnings: list[ParseWarning] = []
-    if replaced:
-        warnings.append(ParseWarning(path, 0, "file is not valid UTF-8; bad bytes were replaced"))
-    if not text.strip():
-        warnings.append(ParseWarning(path, 0, "file is empty"))
-    if cut := cut_warning(text):
-        warnings.append(ParseWarning(path, text.count("\n") + 1, cut))
+    text, warnings = read_artifact(data, path)
     lines = text.splitlines()
     parser = _Parser(path, lines, warnings)
     parser.run()

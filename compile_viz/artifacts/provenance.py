@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from compile_viz.artifacts.model import ParseWarning, ProvenanceMap
-from compile_viz.artifacts.text import decode
+from compile_viz.artifacts.text import read_artifact
 
 # JSON key -> ProvenanceMap field. Older torch wrote "cppCodeToPost" for Triton too.
 SECTIONS = {
@@ -18,10 +18,7 @@ SECTIONS = {
 
 def parse_provenance(data: bytes | str, *, path: str) -> ProvenanceMap:
     """Return the node and kernel mappings; a cut or malformed file gives empty maps and a warning."""
-    text, replaced = decode(data)
-    warnings: list[ParseWarning] = []
-    if replaced:
-        warnings.append(ParseWarning(path, 0, "file is not valid UTF-8; bad bytes were replaced"))
+    text, warnings = read_artifact(data, path, text_checks=False)
     maps: dict[str, dict[str, tuple[str, ...]]] = {field: {} for field in SECTIONS.values()}
     try:
         doc = json.loads(text) if text.strip() else {}

@@ -26,7 +26,7 @@ from compile_viz.artifacts.model import (
     SchedulerNode,
     deferred,
 )
-from compile_viz.artifacts.text import cut_warning, decode, split_top_level
+from compile_viz.artifacts.text import read_artifact, split_top_level
 
 HEADER = re.compile(r"^(\w+): (\w+(?:\(.*\))?)\s*$")
 ATTRIBUTE = re.compile(r"^(\w+?)\.((?:snodes\[\d+\])|[\w.]+) =\s?(.*)$")
@@ -109,14 +109,7 @@ def node_kind(node_type: str) -> str:
 
 def parse_scheduler_ir(data: bytes | str, *, path: str, stage: str) -> SchedulerIR:
     """Return the scheduler nodes of an IR dump; never raises on content."""
-    text, replaced = decode(data)
-    warnings: list[ParseWarning] = []
-    if replaced:
-        warnings.append(ParseWarning(path, 0, "file is not valid UTF-8; bad bytes were replaced"))
-    if not text.strip():
-        warnings.append(ParseWarning(path, 0, "file is empty"))
-    if cut := cut_warning(text):
-        warnings.append(ParseWarning(path, text.count("\n") + 1, cut))
+    text, warnings = read_artifact(data, path)
     builder = _Builder(path, warnings, _lines_text(text))
     builder.run()
     return builder.result(stage)

@@ -20,6 +20,24 @@ def decode(data: bytes | str) -> tuple[str, bool]:
         return data.decode("utf-8", errors="replace"), True
 
 
+def read_artifact(data: bytes | str, path: str, *, text_checks: bool = True) -> tuple[str, list]:
+    """Return an artifact's text and the warnings about the file as a whole: bytes that are not
+    UTF-8 and, for the line-oriented files (`text_checks`), an empty file or a last line cut short."""
+    from compile_viz.artifacts.model import ParseWarning
+
+    text, replaced = decode(data)
+    warnings = []
+    if replaced:
+        warnings.append(ParseWarning(path, 0, "file is not valid UTF-8; bad bytes were replaced"))
+    if not text_checks:
+        return text, warnings
+    if not text.strip():
+        warnings.append(ParseWarning(path, 0, "file is empty"))
+    elif cut := cut_warning(text):
+        warnings.append(ParseWarning(path, text.count("\n") + 1, cut))
+    return text, warnings
+
+
 def cut_warning(text: str) -> str:
     """Inductor ends every text artifact with a newline; one that does not was cut short."""
     return "" if not text or text.endswith("\n") else "file does not end with a newline: it looks cut short"
