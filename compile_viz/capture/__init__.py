@@ -7,6 +7,7 @@ from compile_viz.capture.options import DTYPES, MODES, CaptureOptions, parse_opt
 from compile_viz.capture.protocol import Progress
 from compile_viz.capture.runner import capture
 from compile_viz.capture.userfile import ModelRefError, resolve_model_ref, user_code_allowed
+from compile_viz.capture.warm import prewarm
 
 __all__ = ["DTYPES", "MODES", "CaptureOptions", "ModelRefError", "Progress", "capture", "parse_option",
-           "resolve_model_ref", "user_code_allowed"]
+           "prewarm", "resolve_model_ref", "user_code_allowed"]

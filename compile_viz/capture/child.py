@@ -1,8 +1,10 @@
-"""The capture child: `python -m compile_viz.capture.child REQUEST.json`.
+"""The capture child: `python -m compile_viz.capture.child REQUEST.json`, or `... --warm`.
 
 Runs in its own process group with TORCH_COMPILE_DEBUG=1 set by the parent. Prints progress
 lines (protocol.PROGRESS_PREFIX + JSON) on stdout, writes logs/result.json at the end, exits 0
 only when the compile and every call succeeded. This is the only place torch is imported.
+With --warm it imports torch first, writes logs/warm.json, then reads the request's path from
+stdin (see warm.py); stdin closed without a request: it removes its run folder and exits 0.
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ import contextlib
 import gc
 import json
 import logging
+import os
 import platform
+import shutil
 import sys
 import time
 import traceback
@@ -35,6 +39,15 @@ class ChildFailure(Exception):
 def emit(phase: str, message: str = "", **data: Any) -> None:
     _state["phase"] = phase
     print(format_progress(phase, time.monotonic() - T0, message, **data), flush=True)
+
+
+def import_ahead() -> None:
+    """Import what every capture imports before its compile timer starts (torch, Inductor's config)."""
+    import torch  # noqa: F401
+    import torch._inductor.config  # noqa: F401  (this pulls in torch._dynamo)
+
+    with contextlib.suppress(Exception):
+        import triton  # noqa: F401  (_versions imports it on a GPU build)
 
 
 class _DynamoRecords(logging.Handler):
@@ -185,7 +198,8 @@ def _measure(torch, model, compiled, calls, settings, loss_fn, result) -> dict:
 def run(request: dict, result: dict) -> None:
     opts = CaptureOptions.from_json(request["options"])
     ref = ModelRef(**request["model_ref"])
-    emit("loading", "importing torch")
+    emit("loading", "torch already imported (warm child)" if "warm" in result else "importing torch")
+    import_ahead()
     import torch
 
     records = _install_dynamo_records(torch)
@@ -209,10 +223,35 @@ def run(request: dict, result: dict) -> None:
         _compile_and_run(torch, spec, settings, opts, result)
 
 
+def wait_warm() -> tuple[str | None, dict]:
+    """Return (the request's path or None when stdin closed first, the warm-up timings)."""
+    import_ahead()
+    import_s = time.monotonic() - T0
+    ready = Path("logs") / "warm.json"  # the parent starts the child in the run's folder
+    ready.with_suffix(".part").write_text(json.dumps({"pid": os.getpid(), "import_s": round(import_s, 3)}))
+    os.replace(ready.with_suffix(".part"), ready)
+    line = sys.stdin.readline().strip()
+    waited = time.monotonic() - T0 - import_s
+    if not line:  # the parent discarded us or died: nothing will ever commit this folder
+        here = Path.cwd()
+        if here.name.startswith(".tmp-"):
+            os.chdir(here.parent)
+            shutil.rmtree(here, ignore_errors=True)
+        return None, {}
+    return line, {"import_s": round(import_s, 3), "waited_s": round(waited, 3)}
+
+
 def main(argv: list[str]) -> int:
-    request = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
+    global T0
     result: dict[str, Any] = {"status": "failed", "reason": None, "timings": {},
                               "graph_breaks": [], "recompiles": []}
+    request_path = argv[0]
+    if request_path == "--warm":
+        request_path, result["warm"] = wait_warm()
+        if request_path is None:
+            return 0
+        T0 = time.monotonic()  # timings and progress count from the request, as in a cold child
+    request = json.loads(Path(request_path).read_text(encoding="utf-8"))
     try:
         run(request, result)
         result["status"] = "complete"

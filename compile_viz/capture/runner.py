@@ -19,11 +19,12 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
+from compile_viz.capture import warm as warm_child
 from compile_viz.capture.options import CaptureOptions
 from compile_viz.capture.protocol import REQUEST_FILE, RESULT_FILE, Progress, parse_progress
 from compile_viz.capture.reasons import one_line
 from compile_viz.capture.userfile import ModelRef, ModelRefError, resolve_model_ref
-from compile_viz.store import Run, RunStore
+from compile_viz.store import Run, RunStore, new_run_id
 
 REPO_ROOT = Path(__file__).resolve().parents[2]  # holds compile_viz/ and sample_models/
 STDERR_TAIL = 4000
@@ -31,11 +32,14 @@ ProgressCallback = Callable[[Progress], None]
 
 
 def capture(model: str, options: CaptureOptions | None = None, *, store: RunStore | None = None,
-            on_progress: ProgressCallback | None = None, cancel: threading.Event | None = None) -> Run:
+            on_progress: ProgressCallback | None = None, cancel: threading.Event | None = None,
+            warm: bool = False) -> Run:
     """Return the stored Run of compiling `model` in a child process; never raises for a failed capture.
 
     `model` is a sample name, "path.py" or "path.py:NAME". `on_progress` is called on this thread
     with each Progress; setting `cancel` kills the child's process group and stores a failed run.
+    `warm`: use the warm child (torch already imported) when one matches, else start cold as
+    always; either way start the next warm child when done (see warm.py).
     """
     options = options or CaptureOptions()
     store = store or RunStore()
@@ -48,11 +52,12 @@ def capture(model: str, options: CaptureOptions | None = None, *, store: RunStor
     except ModelRefError as e:
         ref, meta["reason"] = None, str(e)
     label = ref.label if ref else "invalid"
-    run_id, tmp = store.begin(label)
+    taken = _take_warm(ref, options, store) if warm and ref is not None else None
+    run_id, tmp = (new_run_id(label), taken.tmp) if taken else store.begin(label)
     try:
         if ref is not None:
-            meta.update(model=label, model_source=ref.kind, model_ref=asdict(ref))
-            meta.update(_run_child(ref, options, tmp, on_progress, cancel))
+            meta.update(model=label, model_source=ref.kind, model_ref=asdict(ref), warm_child=taken is not None)
+            meta.update(_run_child(ref, options, tmp, on_progress, cancel, taken.proc if taken else None))
     except Exception as e:  # the capture machinery itself failed; still store what we have
         meta["reason"] = one_line(f"capture failed: {type(e).__name__}: {e}")
     meta["timings"]["wall_s"] = round(time.monotonic() - started, 3)
@@ -60,7 +65,30 @@ def capture(model: str, options: CaptureOptions | None = None, *, store: RunStor
     run = store.commit(run_id, tmp, meta)
     _relay(on_progress, Progress("stored", meta["timings"]["wall_s"], str(run.path),
                                  {"status": run.status, "reason": run.reason}))
+    if warm:
+        try:
+            warm_child.prewarm(store, options)
+        except Exception:  # the next capture simply starts cold
+            pass
     return run
+
+
+def _take_warm(ref: ModelRef, options: CaptureOptions, store: RunStore) -> warm_child.WarmChild | None:
+    """Return the warm child, already holding this capture's request, or None (then go cold)."""
+    taken = warm_child.take(store, options)
+    if taken is None:
+        return None
+    if taken.send(_write_request(ref, options, taken.tmp)):
+        return taken
+    warm_child.discard(taken)
+    return None
+
+
+def _write_request(ref: ModelRef, options: CaptureOptions, tmp: Path) -> Path:
+    logs = tmp / "logs"
+    request = {"model_ref": asdict(ref), "options": options.to_json(), "result_path": str(logs / RESULT_FILE)}
+    (logs / REQUEST_FILE).write_text(json.dumps(request, indent=1), encoding="utf-8")
+    return logs / REQUEST_FILE
 
 
 def _now() -> str:
@@ -95,18 +123,19 @@ def child_env(tmp: Path) -> dict[str, str]:
 
 
 def _run_child(ref: ModelRef, options: CaptureOptions, tmp: Path, on_progress: ProgressCallback | None,
-               cancel: threading.Event | None) -> dict:
-    """Run the child to the end, timeout or cancel; return the meta fields it produced."""
+               cancel: threading.Event | None, proc: subprocess.Popen | None = None) -> dict:
+    """Run the child (a cold one, unless `proc` is a warm one holding its request) to the end,
+    timeout or cancel; return the meta fields it produced."""
     logs = tmp / "logs"
-    request = {"model_ref": asdict(ref), "options": options.to_json(), "result_path": str(logs / RESULT_FILE)}
-    (logs / REQUEST_FILE).write_text(json.dumps(request, indent=1), encoding="utf-8")
-    env = child_env(tmp)
-    env.update(dict(options.extra_env))
-    with open(logs / "stderr.txt", "wb") as err:
-        proc = subprocess.Popen([sys.executable, "-m", "compile_viz.capture.child", str(logs / REQUEST_FILE)],
-                                cwd=tmp, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=err, start_new_session=True)
-        ended, last_phase = _watch(proc, logs / "stdout.txt", options.timeout_s, on_progress, cancel)
+    if proc is None:
+        request_path = _write_request(ref, options, tmp)
+        env = child_env(tmp)
+        env.update(dict(options.extra_env))
+        with open(logs / "stderr.txt", "wb") as err:
+            proc = subprocess.Popen([sys.executable, "-m", "compile_viz.capture.child", str(request_path)],
+                                    cwd=tmp, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=err, start_new_session=True)
+    ended, last_phase = _watch(proc, logs / "stdout.txt", options.timeout_s, on_progress, cancel)
     shutil.rmtree(tmp / "inductor_cache", ignore_errors=True)
     return _outcome(tmp, proc.returncode, ended, last_phase, options.timeout_s)
 
