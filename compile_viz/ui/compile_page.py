@@ -20,6 +20,7 @@ def page() -> None:
         return
     if job is not None:
         _outcome(job)
+    jobs.prewarm(loaders.get_store())  # a torch-imported capture child waits for the Compile button
     model = _model_picker()
     options = _options(model)
     if st.button("Compile", type="primary", disabled=not model or options is None):

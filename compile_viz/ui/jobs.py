@@ -10,7 +10,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from compile_viz.capture import CaptureOptions, Progress, capture
+from compile_viz.capture import CaptureOptions, Progress, capture, prewarm  # noqa: F401  (prewarm: the page's)
 from compile_viz.store import Run, RunStore
 
 MAX_LOG_LINES = 200
@@ -49,7 +49,8 @@ def start(model: str, options: CaptureOptions, store: RunStore) -> CaptureJob:
 
     def work() -> None:
         try:
-            job.run = capture(model, options, store=store, on_progress=job.progress.append, cancel=job.cancel)
+            job.run = capture(model, options, store=store, on_progress=job.progress.append, cancel=job.cancel,
+                              warm=True)
         except Exception as e:  # capture() stores failures itself; this is its own machinery failing
             job.error = f"{type(e).__name__}: {e}"
 
