@@ -26,6 +26,7 @@ def env(tmp_path, bundled, monkeypatch):
     """An empty store and the corpus-built bundled runs; caches cleared (they outlive a script run)."""
     monkeypatch.setenv("COMPILE_VIZ_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("COMPILE_VIZ_SAMPLE_RUNS", str(bundled))
+    monkeypatch.setenv("COMPILE_VIZ_WARM", "0")  # no warm capture child behind page tests (test_capture_warm covers it)
     st.cache_resource.clear()
     st.cache_data.clear()
     yield RunStore(tmp_path / "home")
