@@ -452,45 +452,69 @@ def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_set
     of the nearest name-matched users (then arguments) from the same source line."""
     if aot is None or post is None:
         return {}
-    post_targets = {n.name: n.target for n in post.nodes}
+    post_by_name = {n.name: n for n in post.nodes}
     found: dict[str, set[int]] = {}
     for n in aot.nodes:
-        if n.op == "call_function" and post_targets.get(n.name) == n.target and n.name in post_found:
-            found[n.name] = set(post_found[n.name])
+        if n.op == "call_function" and n.name in post_found:
+            p = post_by_name.get(n.name)
+            if p is not None and p.target == n.target:
+                found[n.name] = set(post_found[n.name])
     by_name = {n.name: n for n in aot.nodes}
-    aten_of = [set(la.comments.original_aten) for la in launches]
-    post_by_name = {n.name: n for n in post.nodes}
-    lines_of = [{post_by_name[x].source.line for x in names if x in post_by_name and post_by_name[x].source}
-                for names in post_sets]
-    with_line: dict[int, set[int]] = defaultdict(set)  # user source line -> launches that run it
-    for i, lines in enumerate(lines_of):
-        for line in lines:
-            with_line[line].add(i)
-    packets_present = set().union(*aten_of) if aten_of else set()
-    with_packet: dict[str, set[int]] = defaultdict(set)  # ATen op -> launches whose comment names it
-    for i, aten in enumerate(aten_of):
-        for packet in aten:
-            with_packet[packet].add(i)
+    with_line: dict[int, int] = {}  # user source line -> launches that run it, as a bit mask
+    for i, names in enumerate(post_sets):
+        bit = 1 << i
+        for x in names:
+            p = post_by_name.get(x)
+            if p is not None and p.source is not None:
+                line = p.source.line
+                with_line[line] = with_line.get(line, 0) | bit
+    with_packet: dict[str, int] = {}  # ATen op -> launches whose comment names it, as a bit mask
+    for i, la in enumerate(launches):
+        bit = 1 << i
+        for packet in la.comments.original_aten:
+            with_packet[packet] = with_packet.get(packet, 0) | bit
     matched = dict(found)
-    near_of = _Near(by_name, users, matched)
+    near_of = _Near(by_name, users, {name: _mask(s) for name, s in matched.items()})
     for n in aot.nodes:
         if n.op != "call_function" or n.name in found:
             continue
         packet = ".".join(n.target.split(".")[:2])
-        near = near_of(n.name) if packet in packets_present else set()
-        by_aten = near & with_packet[packet] if near else set()
+        mask = with_packet.get(packet)
+        by_aten = near_of(n.name) & mask if mask else 0
         if by_aten and n.source is not None:  # the same op's other launches next door (mm + bias kernel)
-            next_door = {j + d for j in by_aten for d in (-2, -1, 0, 1, 2)}
-            by_aten |= next_door & with_packet[packet] & with_line.get(n.source.line, set())
-        hits = by_aten or _nearest(n, users, by_name, matched, forward=True) or _nearest(
+            next_door = by_aten << 2 | by_aten << 1 | by_aten >> 1 | by_aten >> 2
+            by_aten |= next_door & mask & with_line.get(n.source.line, 0)
+        hits = _bits(by_aten) or _nearest(n, users, by_name, matched, forward=True) or _nearest(
             n, users, by_name, matched, forward=False)
         if hits:
             found[n.name] = hits
     return found
 
 
+def _mask(launches) -> int:
+    """A set of launch indices as a bit mask: unions of a few hundred launches are one `|`."""
+    m = 0
+    for i in launches:
+        m |= 1 << i
+    return m
+
+
+def _bits(m: int) -> set[int]:
+    """The launch indices in a bit mask."""
+    out = set()
+    if m:
+        text = bin(m)  # "0b1..."; bit k is at position top - k
+        top = len(text) - 1
+        at = 2
+        while at >= 0:
+            out.add(top - at)
+            at = text.find("1", at + 1)
+    return out
+
+
 class _Near:
-    """Launches of the name-matched nodes within three edges of a node, either direction.
+    """Launches of the name-matched nodes within three edges of a node, either direction, as a
+    bit mask.
 
     A node's three-edge ball, less the node, is the union of the two-edge balls of its
     neighbours; it is asked only for nodes that are not name-matched, so the node itself adds
@@ -498,13 +522,13 @@ class _Near:
     once, not once per node near it.
     """
 
-    def __init__(self, by_name: dict[str, FxNode], users, found: dict[str, set[int]]) -> None:
+    def __init__(self, by_name: dict[str, FxNode], users, found: dict[str, int]) -> None:
         self.by_name = by_name
         self.users = users
         self.found = found
         self.adjacent: dict[str, list[str]] = {}
-        self.one: dict[str, set[int]] = {}
-        self.two: dict[str, set[int]] = {}
+        self.one: dict[str, int] = {}
+        self.two: dict[str, int] = {}
 
     def _adjacent(self, name: str) -> list[str]:
         adj = self.adjacent.get(name)
@@ -513,23 +537,27 @@ class _Near:
             adj = self.adjacent[name] = [x for x in (*self.users.get(name, ()), *by_name[name].args) if x in by_name]
         return adj
 
-    def _ball(self, name: str, memo: dict[str, set[int]], inner) -> set[int]:
-        hits = memo.get(name)
+    def _one(self, name: str) -> int:
+        hits = self.one.get(name)
         if hits is None:
-            hits = set(self.found.get(name, ()))
+            get = self.found.get
+            hits = get(name, 0)
             for other in self._adjacent(name):
-                hits.update(inner(other))
-            memo[name] = hits
+                hits |= get(other, 0)
+            self.one[name] = hits
         return hits
 
-    def _one(self, name: str) -> set[int]:
-        return self._ball(name, self.one, lambda other: self.found.get(other, ()))
+    def _two(self, name: str) -> int:
+        hits = self.two.get(name)
+        if hits is None:
+            hits = self.found.get(name, 0)
+            for other in self._adjacent(name):
+                hits |= self._one(other)
+            self.two[name] = hits
+        return hits
 
-    def _two(self, name: str) -> set[int]:
-        return self._ball(name, self.two, self._one)
-
-    def __call__(self, name: str) -> set[int]:
-        hits: set[int] = set()
+    def __call__(self, name: str) -> int:
+        hits = 0
         for other in self._adjacent(name):
             hits |= self._two(other)
         return hits
