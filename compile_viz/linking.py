@@ -48,17 +48,8 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
     nodes: dict[tuple[str, str], NodeLink] = {}
     for graph_name, fx, found, users in ((POST_GRAD, post, post_launches, users_post),
                                          (AOT, aot, aot_launches, users_aot)):
-        if fx is None:
-            continue
-        get, get_users = found.get, users.get
-        for n in fx.nodes:
-            name = n.name
-            hits = get(name)
-            if hits:
-                link = NodeLink(name, graph_name, tuple(sorted(hits)), "")
-            else:
-                link = NodeLink(name, graph_name, (), no_kernel_reason(n, get_users(name, ())))
-            nodes[(graph_name, name)] = link
+        if fx is not None:
+            _node_links(graph_name, fx, found, users, nodes)
 
     kinds = {k.name: k.kind for k in oc.kernels} if oc else {}
     aot_sets = _invert_to_sets(aot_launches, len(launches))
@@ -96,6 +87,30 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
         summary=_summary(graph, links, groups),
         warnings=tuple(warnings),
     )
+
+
+_NEW = object.__new__
+_SET_NAME, _SET_GRAPH, _SET_LAUNCHES, _SET_REASON = (
+    NodeLink.__dict__[f].__set__ for f in ("name", "graph", "launches", "no_kernel_reason"))
+
+
+def _node_links(graph_name: str, fx: FxGraph, found: dict[str, set[int]], users, out: dict) -> None:
+    """Add a NodeLink per node of `fx` to `out`. Some 2,700 per graph: filled through the slots,
+    not the frozen __init__ (one object.__setattr__ per field), at half the cost."""
+    get, get_users = found.get, users.get
+    for n in fx.nodes:
+        name = n.name
+        hits = get(name)
+        link = _NEW(NodeLink)
+        _SET_NAME(link, name)
+        _SET_GRAPH(link, graph_name)
+        if hits:
+            _SET_LAUNCHES(link, tuple(sorted(hits)) if len(hits) > 1 else tuple(hits))
+            _SET_REASON(link, "")
+        else:
+            _SET_LAUNCHES(link, ())
+            _SET_REASON(link, no_kernel_reason(n, get_users(name, ())))
+        out[(graph_name, name)] = link
 
 
 # ----------------------------------------------------------------------------- post-grad sets
