@@ -7,10 +7,12 @@ import dataclasses
 import pickle
 import random
 import re
+import zipfile
+from pathlib import Path
 
 import pytest
 
-from compile_viz.artifacts import PARSERS, fx_graph, scheduler_ir
+from compile_viz.artifacts import PARSERS, fx_graph, output_code, scheduler_ir
 from compile_viz.artifacts.model import FxNode, SchedulerNode
 from tests.conftest import artifact_files, corpus_required
 
@@ -88,3 +90,83 @@ def test_deferred_fields_survive_pickling_before_first_access():
     data = path.read_bytes()
     untouched = pickle.loads(pickle.dumps(PARSERS["ir_pre_fusion.txt"][1](data, path="x")))
     assert plain(untouched) == plain(PARSERS["ir_pre_fusion.txt"][1](data, path="x"))
+
+
+def _output_code_both_ways(data, monkeypatch):
+    fast = plain(output_code.parse_output_code(data, path="output_code.py"))
+    with monkeypatch.context() as m:
+        m.setattr(output_code, "CALL_FAST", False)  # call() through the line reader
+        slow = plain(output_code.parse_output_code(data, path="output_code.py"))
+    return fast, slow
+
+
+def _bundled(name: str) -> list[bytes]:
+    """`name` from every graph of the bundled GPT training step (the largest call() bodies)."""
+    path = Path(__file__).resolve().parents[1] / "sample_runs" / "gpt_small.zip"
+    if not path.exists():
+        return []
+    with zipfile.ZipFile(path) as z:
+        return [z.read(n) for n in z.namelist() if n.endswith("/" + name)]
+
+
+def test_call_statement_pattern_matches_line_reader(monkeypatch):
+    corpus_required()
+    blobs = [p.read_bytes() for p in artifact_files("output_code.py")] + _bundled("output_code.py")
+    for k, blob in enumerate(blobs):
+        for data in _variants(blob, k) + [blob.replace(b"\n        ", b"\n        \n        ", 40)]:
+            fast, slow = _output_code_both_ways(data, monkeypatch)
+            assert fast == slow, k
+
+
+# <SP>: trailing spaces, which the statement pattern leaves to the line reader
+CALL_CORNERS = '''
+triton_poi_fused_0 = async_compile.triton('triton_poi_fused_0', \'\'\'
+@triton.jit
+def triton_poi_fused_0(in_ptr0):
+    pass
+\'\'\', device_str='cuda')
+
+class Runner:
+    def call(self, args):
+        primals_1, primals_2 = args
+        args.clear()
+        assert_size_stride(primals_1, (8, s0), (s0, 1))
+        assert_size_stride(primals_2, (8, ), (1, ), 'op')
+        buf0 = empty_strided_cuda((8, 256), (256, 1), torch.float32)
+        stream_buf = empty_strided_cuda((8, ), (1, ), torch.float32)
+        return_buf = extern_kernels.mm(primals_1, primals_2)
+        # Topologically Sorted Source Nodes: [add], Original ATen: [aten.add]<SP>
+        # [Provenance debug handles] triton_poi_fused_0:1
+        triton_poi_fused_0.run(buf0, reinterpret_tensor(primals_1, (8, 256), (256, 1), 0), 2048, stream=stream0)
+        triton_poi_fused_0.run(buf0, (primals_1,
+            primals_2), 2048)
+        extern_kernels.mm(buf0, primals_2, out=buf0)<SP>
+        buf1 = torch.ops.aten.foo.default(buf0, [1,
+            2])
+        extern_kernels.run(buf0)
+        # Source Nodes: [x]
+        triton_poi_fused_0(buf0)
+        \tdel buf0
+        buf2 = buf0; del buf0  # reuse
+        buf3 = reinterpret_tensor(buf2, (8, ), (1, ), 0); del buf2  # reuse
+        buf4 = buf3[0]
+        buf5 = reinterpret_tensor(buf4, (8, ), (1, ), 0)
+        del buf5, buf4
+        stream0 = get_raw_stream(0)
+        assert_alignment(buf3, 16)
+        something_odd(
+        return (buf3, )
+    def benchmark(self):
+        pass
+'''
+
+
+def test_call_statement_pattern_corners(monkeypatch):
+    data = CALL_CORNERS.replace("<SP>", "   ").encode()
+    for variant in (data, data.replace(b"\n", b"\r\n"), data[:-40], data + b"\xc2\x85"):
+        fast, slow = _output_code_both_ways(variant, monkeypatch)
+        assert fast == slow
+    result = output_code.parse_output_code(data, path="x")
+    # `return_buf = ...` is read as a return by the line reader, so the first launch is the Triton one
+    assert [la.kernel for la in result.launches][:3] == ["triton_poi_fused_0", "triton_poi_fused_0", "extern_kernels.mm"]
+    assert result.launches[0].comments.provenance_handle == "triton_poi_fused_0:1"

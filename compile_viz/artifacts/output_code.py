@@ -29,6 +29,7 @@ CALL_DEF = re.compile(r"^(\s*)def (call|partition_\d+)\(")
 SOURCE_NODES = re.compile(r"^# (Topologically Sorted |Unsorted )?Source Nodes: \[(.*?)\](?:, Original ATen: \[(.*?)\])?")
 MAPPING_LINE = re.compile(r"^#\s+(.*?) => (.*)$")
 PROVENANCE = re.compile(r"^# \[Provenance debug handles\] (.*)$")
+PROVENANCE_PREFIX = "# [Provenance debug handles] "
 KERNEL_PATH = "# kernel path: "
 HEURISTICS = re.compile(r"^@(?:triton_heuristics\.)?(\w+)\(", re.M)
 
@@ -42,6 +43,36 @@ LAUNCH_RUN = re.compile(r"^(\w+)\.run\((.*)\)$", re.S)
 PLAIN_CALL = re.compile(r"^([\w.]+)\((.*)\)$", re.S)
 OUT_KWARG = re.compile(r"\bout=(\w+)")
 BUFFER_NAME = re.compile(r"^buf\d+$")
+
+# The usual one-line statements of call(), one named alternative each, read by one finditer over
+# the body (every match is one whole line). Each alternative only takes lines the line reader
+# would read the same way; anything else ("other") goes through the line reader.
+_DIMS = r"\([\w, ]*\)"
+_REINTERPRET = rf"reinterpret_tensor\(\w+, {_DIMS}, {_DIMS}, \w+\)"
+CALL_STATEMENTS = (
+    r"(?P<comment>#(?:[^\n]*\S)?)"
+    r"|(?P<launch>(?P<lk>triton_\w*)\.run\((?P<la>[^\n]*)\))"
+    r"|(?P<extern>(?:(?P<xl>\w+) = )?(?P<xc>(?:extern_kernels|torch\.ops)\.[\w.]+)\((?P<xa>[^\n]*)\))"
+    rf"|(?P<alloc>(?P<al>\w+) = empty_strided\w*\((?P<as>{_DIMS}), (?P<at>{_DIMS}), (?P<ad>torch\.\w+)\))"
+    rf"|(?P<reuse>(?P<rl>\w+) = (?:\w+|{_REINTERPRET}); del (?P<rd>\w+) *# reuse)"
+    rf"|(?P<alias>(?P<vl>\w+) = (?:\w+\[\d+\]|{_REINTERPRET}))"
+    rf"|(?P<sizes>assert_size_stride\((?P<sn>\w+), (?P<ss>{_DIMS}), (?P<st>{_DIMS})\))"
+    r"|(?P<quiet>del \w+(?:, \w+)*|stream\w* = get_raw_stream\(\d+\)|args\.clear\(\)|assert_alignment\(\w+, \d+\))"
+    r"|(?P<plain>(?P<pk>\w+)\((?P<pa>[^\n]*)\))"
+)
+CALL_FAST = True  # tests switch it off to compare with the line reader
+_call_patterns: dict[int, re.Pattern] = {}
+# splitlines() breaks lines on these too; a text with any of them is read line by line
+_OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+_OPENERS = re.compile(r"[(\[{]")
+
+
+def _call_pattern(def_indent: int) -> re.Pattern:
+    pattern = _call_patterns.get(def_indent)
+    if pattern is None:
+        body = f" {{{def_indent + 1},}}(?:{CALL_STATEMENTS})"
+        pattern = _call_patterns[def_indent] = re.compile(rf"(?:{body}|(?P<blank>[ \t]*)|(?P<other>[^\n]*))(?:\n|\Z)")
+    return pattern
 
 # Statements of call() that carry nothing we model, matched by prefix.
 QUIET_PREFIXES = (
@@ -64,6 +95,10 @@ QUIET_PREFIXES = (
     "self.partitions",
 )
 EXTERN_PREFIXES = ("extern_kernels.", "torch.ops.", "aten.", "inductor_ops.", "_quantized.")
+
+# What an assignment's target must not start with for the statement pattern to read it: the
+# line reader tests these prefixes before it looks at assignments.
+_SLOW_LHS = ("return", "assert_size_stride(", *QUIET_PREFIXES)
 
 # Kernel kind from Inductor's name prefix, then from the heuristics decorator.
 KIND_BY_PREFIX = (
@@ -104,12 +139,17 @@ def parse_output_code(data: bytes | str, *, path: str) -> OutputCode:
     text, warnings = read_artifact(data, path)
     lines = text.splitlines()
     parser = _Parser(path, lines, warnings)
+    if CALL_FAST and not any(c in text for c in _OTHER_BREAKS):
+        parser.text = text
     parser.run()
     return parser.result()
 
 
 def parse_comments(block: list[str]) -> KernelComments:
     """Read Inductor's comment block above a kernel definition or a launch."""
+    if len(block) == 2 and block[1].startswith(PROVENANCE_PREFIX) and (m := SOURCE_NODES.match(block[0])):
+        # a launch's usual block: its source nodes, then its provenance handle
+        return KernelComments(*_source_nodes(m), (), (), block[1][len(PROVENANCE_PREFIX) :].strip(), m.group(1) != "Unsorted ")
     source_nodes: tuple[str, ...] = ()
     aten: tuple[str, ...] = ()
     mapping: list[tuple[str, tuple[str, ...]]] = []
@@ -124,8 +164,7 @@ def parse_comments(block: list[str]) -> KernelComments:
         m = SOURCE_NODES.match(line)
         if m:
             sorted_nodes = m.group(1) != "Unsorted "
-            source_nodes = tuple([s.strip() for s in m.group(2).split(",")])
-            aten = tuple([s for s in (x.strip() for x in (m.group(3) or "").split(",")) if s])
+            source_nodes, aten = _source_nodes(m)
             section = ""
             continue
         if line.startswith("# Source node to ATen node mapping:"):
@@ -147,9 +186,16 @@ def parse_comments(block: list[str]) -> KernelComments:
             section = ""
         if section == "fragment" and line.startswith("#   "):
             fragment.append(line[4:])
+    return KernelComments(source_nodes, aten, tuple(mapping), tuple(fragment), handle, sorted_nodes)
+
+
+def _source_nodes(m: re.Match) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Return the source nodes and original ATen ops of a SOURCE_NODES match, empty names dropped."""
+    source_nodes = tuple([s.strip() for s in m.group(2).split(",")])
     if "" in source_nodes:
         source_nodes = tuple([s for s in source_nodes if s])
-    return KernelComments(source_nodes, aten, tuple(mapping), tuple(fragment), handle, sorted_nodes)
+    aten = tuple([s for s in (x.strip() for x in (m.group(3) or "").split(",")) if s])
+    return source_nodes, aten
 
 
 class _Parser:
@@ -167,6 +213,7 @@ class _Parser:
         self.known: set[str] = set()
         self.returns = ""
         self.saw_call = False
+        self.text = ""  # set when call() may be read by the statement pattern
 
     def warn(self, lineno: int, why: str, text: str = "") -> None:
         self.warnings.append(ParseWarning(self.path, lineno, f"{why}: {text.strip()[:120]}" if text else why))
@@ -251,7 +298,90 @@ class _Parser:
     # ------------------------------------------------------------------ call()
 
     def _call_body(self, i: int, def_indent: int, function: str) -> int:
+        """Read call() (or a partition) from its def line i; return the index of the line after it."""
         self.saw_call = True
+        if not self.text:
+            return self._call_body_lines(i, def_indent, function)
+        lines = self.lines
+        n = len(lines)
+        i += 1
+        pos = sum(map(len, lines[:i])) + i  # every line ends with one "\n" here
+        pending: list[str] = []
+        kernel_names, known, allocations = self.kernel_names, self.known, self.allocations
+        slow_lhs = _SLOW_LHS
+        skip_to = 0
+        for m in _call_pattern(def_indent).finditer(self.text, pos):  # i: the line of m
+            if i >= n:
+                break
+            if i < skip_to:
+                i += 1
+                continue
+            kind = m.lastgroup
+            i += 1
+            if kind == "comment":
+                pending.append(m.group("comment"))
+                continue
+            if kind == "blank" or kind == "quiet":
+                continue
+            if kind == "launch":
+                args = m.group("la")
+                if not _OPENERS.search(args) or _depth(args) <= 0:
+                    self._launch(m.group("lk"), False, args, (), i, function, pending)
+                    pending = []
+                    continue
+            elif kind == "extern":
+                args, lhs, callee = m.group("xa", "xl", "xc")
+                if (not lhs or not lhs.startswith(slow_lhs)) and callee != "extern_kernels.run" and (
+                    not _OPENERS.search(args) or _depth(args) <= 0
+                ):
+                    if lhs:
+                        known.add(lhs)
+                    self._launch(callee, True, args, (lhs,) if lhs else (), i, function, pending)
+                    pending = []
+                    continue
+            elif kind == "alloc":
+                lhs = m.group("al")
+                if not lhs.startswith(slow_lhs):
+                    known.add(lhs)
+                    size, stride, dtype = m.group("as", "at", "ad")
+                    allocations.append(BufferAllocation(lhs, "empty_strided", size, stride, dtype, "", "", i))
+                    continue
+            elif kind == "reuse":
+                lhs = m.group("rl")
+                if not lhs.startswith(slow_lhs):
+                    known.add(lhs)
+                    allocations.append(BufferAllocation(lhs, "reuse", "", "", "", "", m.group("rd"), i))
+                    continue
+            elif kind == "alias":
+                lhs = m.group("vl")
+                if not lhs.startswith(slow_lhs) and "reinterpret_tensor" not in kernel_names:
+                    known.add(lhs)
+                    continue
+            elif kind == "sizes":
+                self.asserts.append(SizeAssert(*m.group("sn", "ss", "st"), i))
+                continue
+            elif kind == "plain":
+                callee, args = m.group("pk", "pa")
+                if callee in kernel_names and not callee.startswith(slow_lhs) and (
+                    not _OPENERS.search(args) or _depth(args) <= 0
+                ):
+                    self._launch(callee, False, args, (), i, function, pending)
+                    pending = []
+                    continue
+            # anything else: the line reader, from this line (it may take the lines after it, which
+            # the matches then skip)
+            raw = lines[i - 1]
+            stripped = raw.strip()
+            if not stripped:
+                continue
+            if len(raw) - len(raw.lstrip()) <= def_indent:
+                return i - 1
+            skip_to, consumed = self._statement_at(i - 1, stripped, function, pending)
+            if consumed:
+                pending = []
+        return max(i, skip_to)
+
+    def _call_body_lines(self, i: int, def_indent: int, function: str) -> int:
         lines = self.lines
         n = len(lines)
         i += 1
@@ -265,20 +395,30 @@ class _Parser:
             indent = len(raw) - len(raw.lstrip())
             if indent <= def_indent:
                 break
-            lineno = i + 1
-            i += 1
-            if stripped.startswith("#"):
-                pending.append(stripped)
-                continue
-            # no opening bracket: nothing left open (saves counting on the many short lines)
-            depth = _depth(stripped) if "(" in stripped or "[" in stripped or "{" in stripped else 0
-            while depth > 0 and i < n:  # a statement over several lines
-                stripped += " " + lines[i].strip()
-                depth += _depth(lines[i])
-                i += 1
-            if self._statement(stripped, lineno, function, pending):
+            i, consumed = self._statement_at(i, stripped, function, pending)
+            if consumed:
                 pending = []
         return i
+
+    def _statement_at(self, i: int, stripped: str, function: str, pending: list[str]) -> tuple[int, bool]:
+        """Read the statement starting at line index i (`stripped`: that line, stripped; not blank,
+        inside the body), over as many lines as its brackets take; return the index after it and
+        whether it consumed the pending comments."""
+        lines = self.lines
+        n = len(lines)
+        lineno = i + 1
+        i += 1
+        if stripped.startswith("#"):
+            pending.append(stripped)
+            return i, False
+        # no opening bracket: nothing left open (saves counting on the many short lines)
+        depth = _depth(stripped) if "(" in stripped or "[" in stripped or "{" in stripped else 0
+        while depth > 0 and i < n:  # a statement over several lines
+            stripped += " " + lines[i].strip()
+            depth += _depth(lines[i])
+            i += 1
+        return i, self._statement(stripped, lineno, function, pending)
+
 
     def _statement(self, s: str, lineno: int, function: str, pending: list[str]) -> bool:
         """Record one statement of call(); return True when it consumed the pending comments."""
