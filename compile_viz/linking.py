@@ -287,8 +287,10 @@ class _Matcher:
         self.order = post.nodes
         self.users = users
         self.last_anchor: dict[str, int] = {}  # kernel or extern op -> position of its last match
+        self.inputs = {n.name for n in post.nodes if n.op == "placeholder"}
         self.anchor_at: dict[str, list[int]] = {}  # template anchor -> positions of nodes like it
-        self.extended: dict[tuple, dict[str, str] | None] = {}  # (template, position) -> _extend
+        self.templates: dict[str, tuple] = {}  # kernel -> (template, its nodes, *_state)
+        self.extended: dict[tuple, tuple] = {}  # template nodes -> _state
         self.plans: dict[tuple, tuple] = {}  # template -> _plan
         self.targets: dict[str, list[str]] = {}  # extern op -> the graph's targets it matches
 
@@ -320,29 +322,50 @@ class _Matcher:
         the launch's arguments (`passed`)."""
         if not template:
             return set()
-        key = tuple(sorted(set(template), key=self.pos.__getitem__))
-        tnodes = [self.nodes[n] for n in key]
-        anchor = tnodes[0]
+        memo = self.templates.get(kernel)
+        if memo is None or memo[0] is not template:
+            key = tuple(sorted(set(template), key=self.pos.__getitem__))
+            memo = self.templates[kernel] = (template, [self.nodes[n] for n in key], *self._state(key))
+        _, tnodes, positions, extended, skip = memo
         after = self.last_anchor.get(kernel, -1)
-        positions = self.anchor_at.get(anchor.name)
-        if positions is None:  # where _extend gets past its first test
-            positions = [p for p in self.by_target.get(anchor.target, []) if _same_op(anchor, self.order[p])]
-            self.anchor_at[anchor.name] = positions
-        for p in positions[bisect_right(positions, after) :]:
-            # a kernel launched many times scans the same stretch of graph again: remember
-            found = self.extended.get((key, p), self)
+        n = len(positions)
+        i = _next_live(skip, bisect_right(positions, after))
+        while i < n:
+            p = positions[i]
+            found = extended.get(p, self)
             if found is self:
-                found = self.extended[(key, p)] = self._extend(tnodes, self.order[p])
-            if found is not None and self._inputs_passed(found.values(), passed):
+                found = extended[p] = self._extended(tnodes, p)
+            if found is None:  # never fits this template: later scans step over it
+                skip[i] = i + 1
+            elif not passed or found[1].issubset(passed):
                 self.last_anchor[kernel] = p
-                return set(found.values())
+                return set(found[0])
+            i = _next_live(skip, i + 1)
         return set()
 
-    def _inputs_passed(self, names, passed: tuple[str, ...]) -> bool:
-        if not passed:
-            return True
-        ok = set(passed)
-        return all(a in ok for n in names for a in self.nodes[n].args if self.nodes[a].op == "placeholder")
+    def _state(self, key: tuple[str, ...]) -> tuple:
+        """For the template with nodes `key`: the positions where _extend gets past its first
+        test, _extended by position, and the skip list over positions where it failed. A kernel
+        launched many times scans the same stretch of graph again, and a launch the structure
+        does not place scans to the end: both are shared by every kernel with this template."""
+        state = self.extended.get(key)
+        if state is None:
+            anchor = self.nodes[key[0]]
+            positions = self.anchor_at.get(anchor.name)
+            if positions is None:
+                positions = [p for p in self.by_target.get(anchor.target, []) if _same_op(anchor, self.order[p])]
+                self.anchor_at[anchor.name] = positions
+            state = self.extended[key] = (positions, {}, list(range(len(positions) + 1)))
+        return state
+
+    def _extended(self, tnodes: list[FxNode], p: int) -> tuple[tuple[str, ...], frozenset[str]] | None:
+        """_extend's nodes from position p, and the graph inputs they read; None when it fails."""
+        found = self._extend(tnodes, self.order[p])
+        if found is None:
+            return None
+        names = tuple(found.values())
+        nodes, inputs = self.nodes, self.inputs
+        return names, frozenset(a for n in names for a in nodes[n].args if a in inputs)
 
     def _extend(self, tnodes: list[FxNode], start: FxNode) -> dict[str, str] | None:
         """Map the template onto the graph starting from `start`; None when the shape differs."""
@@ -426,6 +449,16 @@ class _Matcher:
             if t.name in args:
                 return t, False, tname, args.index(t.name)
         return None
+
+
+def _next_live(skip: list[int], i: int) -> int:
+    """The first index from i on not skipped (skip[j] == j), compressing the path walked."""
+    root = i
+    while skip[root] != root:
+        root = skip[root]
+    while skip[i] != root:
+        skip[i], i = root, skip[i]
+    return root
 
 
 def _same_op(a: FxNode, b: FxNode) -> bool:
