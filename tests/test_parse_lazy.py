@@ -170,3 +170,31 @@ def test_call_statement_pattern_corners(monkeypatch):
     # `return_buf = ...` is read as a return by the line reader, so the first launch is the Triton one
     assert [la.kernel for la in result.launches][:3] == ["triton_poi_fused_0", "triton_poi_fused_0", "extern_kernels.mm"]
     assert result.launches[0].comments.provenance_handle == "triton_poi_fused_0:1"
+
+
+def test_paused_gc_tenures_what_it_built_and_respects_frozen_objects():
+    import gc
+
+    from compile_viz.artifacts.gc_pause import paused_gc
+
+    assert gc.isenabled()
+    with paused_gc():
+        assert not gc.isenabled()
+        built = [[i] for i in range(5000)]
+    assert gc.isenabled() and gc.get_count()[0] < 700 and gc.get_freeze_count() == 0
+    assert built[-1] == [4999]
+    gc.freeze()  # someone else's frozen objects stay frozen
+    try:
+        frozen = gc.get_freeze_count()
+        with paused_gc():
+            more = [[i] for i in range(100)]
+        assert gc.get_freeze_count() == frozen and gc.isenabled() and len(more) == 100
+    finally:
+        gc.unfreeze()
+    gc.disable()  # a collector that was off stays off
+    try:
+        with paused_gc():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
