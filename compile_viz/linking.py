@@ -52,16 +52,15 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
             _node_links(graph_name, fx, found, users, nodes)
 
     kinds = {k.name: k.kind for k in oc.kernels} if oc else {}
-    aot_sets = _invert_to_sets(aot_launches, len(launches))
     order_post = _order(post)
-    order_aot = _order(aot)
+    aot_nodes = _launch_nodes(aot_launches, len(launches), _order(aot))
     post_lines = _lines_of_nodes(post)
     aot_lines = _lines_of_nodes(aot)
     links = []
     for i, la in enumerate(launches):
         group = placement.get(i)
         pg = tuple(sorted(post_sets[i], key=order_post.__getitem__))
-        fx_nodes = tuple(sorted(aot_sets[i], key=order_aot.__getitem__))
+        fx_nodes = tuple(aot_nodes[i])
         links.append(
             LaunchLink(
                 index=i,
@@ -94,8 +93,8 @@ _SET_NAME, _SET_GRAPH, _SET_LAUNCHES, _SET_REASON = (
     NodeLink.__dict__[f].__set__ for f in ("name", "graph", "launches", "no_kernel_reason"))
 
 
-def _node_links(graph_name: str, fx: FxGraph, found: dict[str, set[int]], users, out: dict) -> None:
-    """Add a NodeLink per node of `fx` to `out`. Some 2,700 per graph: filled through the slots,
+def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict) -> None:
+    """Add a NodeLink per node of `fx` to `out`; `found` holds sets, or tuples already sorted. Some 2,700 per graph: filled through the slots,
     not the frozen __init__ (one object.__setattr__ per field), at half the cost."""
     get, get_users = found.get, users.get
     for n in fx.nodes:
@@ -105,7 +104,7 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict[str, set[int]], users,
         _SET_NAME(link, name)
         _SET_GRAPH(link, graph_name)
         if hits:
-            _SET_LAUNCHES(link, tuple(sorted(hits)) if len(hits) > 1 else tuple(hits))
+            _SET_LAUNCHES(link, hits if type(hits) is tuple else tuple(sorted(hits)))
             _SET_REASON(link, "")
         else:
             _SET_LAUNCHES(link, ())
@@ -494,8 +493,9 @@ def _inherit_tuple_elements(post: FxGraph | None, found: dict[str, set[int]]) ->
 # ----------------------------------------------------------------------------- AOT graph
 
 
-def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_sets, users) -> dict[str, set[int]]:
-    """AOT node -> launches: by name when the post-grad graph kept the node; else the launches
+def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_sets,
+                  users) -> dict[str, tuple[int, ...]]:
+    """AOT node -> launches, sorted: by name when the post-grad graph kept the node; else the launches
     of nearby name-matched nodes whose "Original ATen" comment names this node's op; else those
     of the nearest name-matched users (then arguments) from the same source line."""
     if aot is None or post is None:
@@ -506,7 +506,7 @@ def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_set
         if n.op == "call_function" and n.name in post_found:
             p = post_by_name.get(n.name)
             if p is not None and p.target == n.target:
-                found[n.name] = set(post_found[n.name])
+                found[n.name] = post_found[n.name]
     by_name = {n.name: n for n in aot.nodes}
     with_line: dict[int, int] = {}  # user source line -> launches that run it, as a bit mask
     for i, names in enumerate(post_sets):
@@ -521,8 +521,9 @@ def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_set
         bit = 1 << i
         for packet in la.comments.original_aten:
             with_packet[packet] = with_packet.get(packet, 0) | bit
-    matched = dict(found)
+    matched = found
     near_of = _Near(by_name, users, {name: _mask(s) for name, s in matched.items()})
+    found = {name: tuple(sorted(s)) for name, s in matched.items()}
     for n in aot.nodes:
         if n.op != "call_function" or n.name in found:
             continue
@@ -532,10 +533,13 @@ def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_set
         if by_aten and n.source is not None:  # the same op's other launches next door (mm + bias kernel)
             next_door = by_aten << 2 | by_aten << 1 | by_aten >> 1 | by_aten >> 2
             by_aten |= next_door & mask & with_line.get(n.source.line, 0)
-        hits = _bits(by_aten) or _nearest(n, users, by_name, matched, forward=True) or _nearest(
+        if by_aten:
+            found[n.name] = _bits(by_aten)
+            continue
+        hits = _nearest(n, users, by_name, matched, forward=True) or _nearest(
             n, users, by_name, matched, forward=False)
         if hits:
-            found[n.name] = hits
+            found[n.name] = tuple(sorted(hits))
     return found
 
 
@@ -547,17 +551,16 @@ def _mask(launches) -> int:
     return m
 
 
-def _bits(m: int) -> set[int]:
-    """The launch indices in a bit mask."""
-    out = set()
-    if m:
-        text = bin(m)  # "0b1..."; bit k is at position top - k
-        top = len(text) - 1
-        at = 2
-        while at >= 0:
-            out.add(top - at)
-            at = text.find("1", at + 1)
-    return out
+def _bits(m: int) -> tuple[int, ...]:
+    """The launch indices in a bit mask, in order."""
+    text = bin(m)  # "0b1...": bit k at position top - k
+    top = len(text) - 1
+    out = []
+    at = text.rfind("1")
+    while at >= 2:
+        out.append(top - at)
+        at = text.rfind("1", 2, at)
+    return tuple(out)
 
 
 class _Near:
@@ -737,7 +740,7 @@ class _Order(dict):
 
 
 def _order(fx: FxGraph | None) -> dict[str, int]:
-    return _Order((n.name, i) for i, n in enumerate(fx.nodes)) if fx else _Order()
+    return _Order(zip([n.name for n in fx.nodes], range(len(fx.nodes)), strict=True)) if fx else _Order()
 
 
 def _lines_of_nodes(fx: FxGraph | None) -> dict[str, tuple[str, int] | None]:
@@ -753,11 +756,12 @@ def _invert(sets: list[set[str]]) -> dict[str, set[int]]:
     return out
 
 
-def _invert_to_sets(found: dict[str, set[int]], n: int) -> list[set[str]]:
-    out: list[set[str]] = [set() for _ in range(n)]
-    for name, idx in found.items():
-        for i in idx:
-            out[i].add(name)
+def _launch_nodes(found: dict[str, tuple[int, ...]], n: int, order: dict[str, int]) -> list[list[str]]:
+    """Launch index -> the nodes that `found` maps to it, in `order` (one sort, not one a launch)."""
+    out: list[list[str]] = [[] for _ in range(n)]
+    for name in sorted(found, key=order.__getitem__):
+        for i in found[name]:
+            out[i].append(name)
     return out
 
 
