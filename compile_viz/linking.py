@@ -707,18 +707,19 @@ def _group_links(graph: GraphParse, placement: dict[int, SchedulerNode], launche
     out = []
     for node in ir.nodes:
         members = node.members or (node.name,)
-        inside = set(members)
-        passed = set()
-        for i in by_group.get(node.name, ()):
-            passed |= set(launches[i].buffers) | set(launches[i].outputs)
-        fused_away = tuple(
-            b.name
-            for b in node.outputs
-            if b.users and set(b.users) <= inside and b.name not in passed and len(members) > 1
-        )
+        fused_away = _fused_away(node, members, by_group.get(node.name, ()), launches) if len(members) > 1 else ()
         out.append(GroupLink(node.name, node.kind, tuple(members), node.buffer_names, fused_away,
                              tuple(sorted(by_group.get(node.name, ())))))
     return tuple(out)
+
+
+def _fused_away(node: SchedulerNode, members, placed: list[int], launches) -> tuple[str, ...]:
+    """The buffers of a group of several members that only its members read and no launch passes."""
+    inside = set(members)
+    passed = set()
+    for i in placed:
+        passed |= set(launches[i].buffers) | set(launches[i].outputs)
+    return tuple(b.name for b in node.outputs if b.users and set(b.users) <= inside and b.name not in passed)
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -766,7 +767,8 @@ def _launch_nodes(found: dict[str, tuple[int, ...]], n: int, order: dict[str, in
 
 
 def _source_lines(pg, post_lines, fx_nodes, aot_lines) -> tuple[tuple[str, int], ...]:
-    lines = {post_lines.get(name) for name in pg} | {aot_lines.get(name) for name in fx_nodes}
+    lines = set(map(post_lines.get, pg))
+    lines.update(map(aot_lines.get, fx_nodes))
     lines.discard(None)
     return tuple(sorted(lines))
 
