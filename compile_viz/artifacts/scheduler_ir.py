@@ -61,19 +61,23 @@ _USERS = (
     rf"|\[\n(?:[ \t]+{_USER},?\n|[ \t]{_VALUE}\n)*+[ \t]{_FLAT}*+\]{_FLAT}*+"
 )
 _BUFFER_ENTRY = rf"[ \t]+\w+: \w+[^\S\n]*\n(?:[ \t]+\w+\.\w+ = (?:{_LAYOUT}|{_USERS}|{_VALUE})\n)*"
-_ATTRIBUTE = r"\.(?!outputs =)[\w.]+ =[^\n]*\n"
+_ATTRIBUTE = r"\.(?!outputs =)[\w.]++ =[^\n]*+\n"
 # A value written on the lines after its `name.attr =`: "[" opens on the first, one line whose
 # brackets balance after another, "]" closes on the last (how Inductor prints long dependency
 # lists). `_attribute` reads the same lines: it goes on while the value is blank or a bracket
 # is open, and stops when the "]" closes it.
 _SPLIT_VALUE = rf"[ \t]+\[{_VALUE}(?:\n[ \t]+{_VALUE})*+\]{_VALUE}\n"
+# The alternatives that start with a node's name share one possessive `\w++` (a name is followed
+# by ":" or ".", which `\w` never takes), so a line is not re-scanned by each of them in turn.
 CHUNK = re.compile(
-    r"(?P<blank>(?:[^\S\n]*\n)+)"
-    r"|(?P<header>(?P<hname>\w+): (?P<htype>\w+(?:\([^\n]*\))?)[^\S\n]*\n)"
-    rf"|(?P<split>(?P<pname>\w+?)\.(?!outputs =)(?P<pattr>[\w.]+) =[^\S\n]*\n(?P<pvalue>{_SPLIT_VALUE}))"
-    rf"|(?P<attrs>(?P<aname>\w+?){_ATTRIBUTE}(?:(?P=aname){_ATTRIBUTE})*)"
-    rf"|(?P<outputs>(?P<oname>\w+?)\.outputs =[^\n]*\n(?P<entries>(?:{_BUFFER_ENTRY})*)\][^\n]*\n)"
-    r"|(?P<snodes>(?P<sname>\w+?)\.snodes\[\d+\] =[^\n]*\n)"
+    r"(?P<name>\w++)(?:"
+    r"(?P<header>: (?P<htype>\w+(?:\([^\n]*\))?)[^\S\n]*\n)"
+    rf"|(?P<split>\.(?!outputs =)(?P<pattr>[\w.]++) =[^\S\n]*\n(?P<pvalue>{_SPLIT_VALUE}))"
+    rf"|(?P<attrs>{_ATTRIBUTE}(?:(?P=name){_ATTRIBUTE})*)"
+    rf"|(?P<outputs>\.outputs =[^\n]*\n(?P<entries>(?:{_BUFFER_ENTRY})*)\][^\n]*\n)"
+    r"|(?P<snodes>\.snodes\[\d+\] =[^\n]*\n)"
+    r")"
+    r"|(?P<blank>(?:[^\S\n]*\n)+)"
     r"|(?P<alias>(?:\w+_layout = [^\n]*\n)+)"
     r"|(?P<body>class (?P<bname>\w+?)_loop_body:[^\S\n]*\n)"
 )
@@ -180,15 +184,15 @@ class _Builder:
                 continue
             if kind == "header":
                 self.body_of = None
-                self._header(m.group("hname"), m.group("htype"), self.lineno(pos))
+                self._header(m.group("name"), m.group("htype"), self.lineno(pos))
                 pos = m.end()
                 continue
-            if kind == "split" and (node := nodes.get(m.group("pname"))) is not None:
+            if kind == "split" and (node := nodes.get(m.group("name"))) is not None:
                 self.body_of = None
                 node.attrs[m.group("pattr")] = " ".join(line.strip() for line in m.group("pvalue").split("\n")).strip()
                 pos = m.end()
                 continue
-            if kind == "attrs" and (node := nodes.get(m.group("aname"))) is not None:
+            if kind == "attrs" and (node := nodes.get(m.group("name"))) is not None:
                 end = m.end()
                 if text[end : end + 1] in CONTINUATION:  # the last line may run on: read it alone
                     end = text.rfind("\n", pos, end - 1) + 1
@@ -197,14 +201,14 @@ class _Builder:
                     node.attrs.update(ATTR_PAIRS.findall(text, pos, end))
                     pos = end
                     continue
-            if kind == "outputs" and (node := nodes.get(m.group("oname"))) is not None:
+            if kind == "outputs" and (node := nodes.get(m.group("name"))) is not None:
                 self.body_of = None
                 node.outputs.append(m.start("entries"))
                 pos = m.end()
                 continue
             if kind == "snodes":
                 self.body_of = None
-                self.pending_parent = m.group("sname")
+                self.pending_parent = m.group("name")
                 pos = m.end()
                 continue
             if kind == "alias":
