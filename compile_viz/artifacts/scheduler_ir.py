@@ -111,6 +111,9 @@ def node_kind(node_type: str) -> str:
     return "other"
 
 
+_node_kind = lru_cache(maxsize=1024)(node_kind)  # a file has a handful of node classes
+
+
 def parse_scheduler_ir(data: bytes | str, *, path: str, stage: str) -> SchedulerIR:
     """Return the scheduler nodes of an IR dump; never raises on content."""
     text, warnings = read_artifact(data, path)
@@ -314,7 +317,7 @@ class _Builder:
     def _check_complete(self, b: _Node) -> None:
         """The last node of a cut file misses its tail: say which part."""
         missing = [a for a in ("writes", "unmet_dependencies", "met_dependencies") if a not in b.attrs]
-        kind = node_kind(b.node_type)
+        kind = _node_kind(b.node_type)
         if not _outputs_of(self.text, b.outputs) and kind not in GROUP_KINDS:
             missing.append("outputs")
         if kind == "scheduler" and not any(op.startswith("store") for op in _ops_of(self.text, b.ops)):
@@ -326,7 +329,7 @@ class _Builder:
 
     def _freeze(self, b: _Node) -> SchedulerNode:
         a = b.attrs
-        kind = node_kind(b.node_type)
+        kind = _node_kind(b.node_type)
         members = tuple(b.members)
         if kind in GROUP_KINDS and not members:
             members = _members_from_name(b.name)
