@@ -38,12 +38,15 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
     users_post = _users(post) if post else {}
     users_aot = _users(aot) if aot else {}
 
+    post_by_name = {n.name: n for n in post.nodes} if post else {}
+    order_post = _order(post)
     placement = _align_groups(graph, launches, warnings)
-    post_sets, evidence = _post_grad_sets(graph, launches, placement, use_provenance, users_post)
+    post_sets, evidence = _post_grad_sets(graph, launches, placement, use_provenance, users_post,
+                                          post_by_name, order_post)
     post_launches = _invert(post_sets)
     _inherit_tuple_elements(post, post_launches)
 
-    aot_launches = _aot_launches(aot, post, post_launches, launches, post_sets, users_aot)
+    aot_launches = _aot_launches(aot, post_by_name, post_launches, launches, post_sets, users_aot)
 
     nodes: dict[tuple[str, str], NodeLink] = {}
     for graph_name, fx, found, users in ((POST_GRAD, post, post_launches, users_post),
@@ -52,7 +55,6 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
             _node_links(graph_name, fx, found, users, nodes)
 
     kinds = {k.name: k.kind for k in oc.kernels} if oc else {}
-    order_post = _order(post)
     aot_nodes = _launch_nodes(aot_launches, len(launches), _order(aot))
     post_lines = _lines_of_nodes(post)
     aot_lines = _lines_of_nodes(aot)
@@ -83,7 +85,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
         launches=tuple(links),
         nodes=nodes,
         groups=groups,
-        summary=_summary(graph, links, groups),
+        summary=_summary(graph, links, groups, post_by_name),
         warnings=tuple(warnings),
     )
 
@@ -115,10 +117,11 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict) -> 
 # ----------------------------------------------------------------------------- post-grad sets
 
 
-def _post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
-                    users: dict[str, list[str]]) -> tuple[list[set[str]], list[str]]:
+def _post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool, users: dict[str, list[str]],
+                    known: dict[str, FxNode], order: dict[str, int]) -> tuple[list[set[str]], list[str]]:
+    """Launch index -> its post-grad nodes, and how they were found; `known` and `order`: the
+    post-grad nodes by name and their positions."""
     post = graph.post_grad_graph
-    known = {n.name for n in post.nodes} if post else set()
     sets: list[set[str]] = [set() for _ in launches]
     evidence = [""] * len(launches)
     prov = graph.provenance if use_provenance else None
@@ -131,7 +134,7 @@ def _post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool
                 evidence[i] = PROVENANCE
     if post is None:
         return sets, [e or ORDER for e in evidence]
-    matcher = _Matcher(post, users)
+    matcher = _Matcher(post, users, known, order)
     oc = graph.output_code
     first_seen: set[str] = set()
     closure = _Closure(post, launches, placement)
@@ -277,9 +280,10 @@ def _template(kernel, known: set[str]) -> list[str]:
 class _Matcher:
     """Finds, in graph order, the post-grad nodes behind extern calls and repeated kernels."""
 
-    def __init__(self, post: FxGraph, users: dict[str, list[str]]) -> None:
-        self.nodes = {n.name: n for n in post.nodes}
-        self.pos = {n.name: i for i, n in enumerate(post.nodes)}
+    def __init__(self, post: FxGraph, users: dict[str, list[str]], nodes: dict[str, FxNode],
+                 pos: dict[str, int]) -> None:
+        self.nodes = nodes
+        self.pos = pos
         self.by_target: dict[str, list[int]] = defaultdict(list)
         for i, n in enumerate(post.nodes):
             self.by_target[n.target].append(i)
@@ -493,14 +497,13 @@ def _inherit_tuple_elements(post: FxGraph | None, found: dict[str, set[int]]) ->
 # ----------------------------------------------------------------------------- AOT graph
 
 
-def _aot_launches(aot, post, post_found: dict[str, set[int]], launches, post_sets,
+def _aot_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, set[int]], launches, post_sets,
                   users) -> dict[str, tuple[int, ...]]:
     """AOT node -> launches, sorted: by name when the post-grad graph kept the node; else the launches
     of nearby name-matched nodes whose "Original ATen" comment names this node's op; else those
     of the nearest name-matched users (then arguments) from the same source line."""
-    if aot is None or post is None:
+    if aot is None or not post_by_name:
         return {}
-    post_by_name = {n.name: n for n in post.nodes}
     found: dict[str, set[int]] = {}
     for n in aot.nodes:
         if n.op == "call_function" and n.name in post_found:
@@ -773,14 +776,15 @@ def _source_lines(pg, post_lines, fx_nodes, aot_lines) -> tuple[tuple[str, int],
     return tuple(sorted(lines))
 
 
-def _summary(graph: GraphParse, links: list[LaunchLink], groups) -> GraphSummary:
+def _summary(graph: GraphParse, links: list[LaunchLink], groups, post_by_name: dict[str, FxNode]) -> GraphSummary:
     def ops(fx):
         return sum(1 for n in fx.nodes if n.op == "call_function" and n.target != "operator.getitem") if fx else 0
 
     kernel_launches = [la for la in links if not la.is_extern]
     post = graph.post_grad_graph
-    targets = {n.name: n.target for n in post.nodes} if post else {}
-    fused_ops = {n for la in kernel_launches for n in la.post_grad_nodes if targets.get(n) != "operator.getitem"}
+    get = post_by_name.get
+    fused_ops = {n for la in kernel_launches for n in la.post_grad_nodes
+                 if (p := get(n)) is None or p.target != "operator.getitem"}
     oc = graph.output_code
     return GraphSummary(
         fx_ops=ops(graph.fx_graph),
