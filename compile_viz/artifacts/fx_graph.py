@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from compile_viz.artifacts.model import FxGraph, FxNode, ParseWarning, SourceLocation, deferred
+from compile_viz.artifacts.model import FxGraph, FxNode, ParseWarning, SourceLocation
 from compile_viz.artifacts.text import IDENT, names_in, parse_annotation, read_artifact, split_top_level
 
 CLASS_LINE = re.compile(r"^(\s*)class (\S+?)\((?:torch\.nn\.Module|torch\.fx\.GraphModule|\w[\w.]*)\):\s*$")
@@ -68,6 +68,7 @@ class _State:
         match = NODE_LINE.match
         findall = IDENT.findall
         graph = known = into = None  # self.graph, its known names and node list, kept in step
+        new, set_dict = object.__new__, object.__setattr__
         for lineno, raw in enumerate(lines, 1):
             m = match(raw)
             if m is None or graph is None:
@@ -84,7 +85,8 @@ class _State:
                 target, arg_text = "operator.getitem", f"{parent}, {index}"
             dtype, shape, stride = _annotation(ann) if ann else (None, None, None)
             args = tuple(dict.fromkeys([i for i in findall(arg_text) if i in known]))
-            node = deferred(FxNode, {
+            node = new(FxNode)  # deferred(FxNode, ...) without the call
+            set_dict(node, "__dict__", {
                 "name": name,
                 "op": "call_function",
                 "target": target,
