@@ -39,7 +39,7 @@ NODE_LINE = re.compile(
 def parse_fx_graph(data: bytes | str, *, path: str) -> FxGraph:
     """Return the graph of an FX `print_readable` file; never raises on content."""
     text, warnings = read_artifact(data, path)
-    if not text.strip():
+    if not text or text.isspace():
         return FxGraph(path, "", (), (), (), (), (), tuple(warnings))
     state = _State(path, warnings)
     state.run(text.splitlines())

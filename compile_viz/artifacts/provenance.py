@@ -21,7 +21,7 @@ def parse_provenance(data: bytes | str, *, path: str) -> ProvenanceMap:
     text, warnings = read_artifact(data, path, text_checks=False)
     maps: dict[str, dict[str, tuple[str, ...]]] = {field: {} for field in SECTIONS.values()}
     try:
-        doc = json.loads(text) if text.strip() else {}
+        doc = json.loads(text) if text and not text.isspace() else {}
     except ValueError as exc:
         warnings.append(ParseWarning(path, getattr(exc, "lineno", 0), f"not valid JSON ({exc.msg}); mappings ignored"))
         doc = {}

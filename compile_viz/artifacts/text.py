@@ -31,7 +31,7 @@ def read_artifact(data: bytes | str, path: str, *, text_checks: bool = True) -> 
         warnings.append(ParseWarning(path, 0, "file is not valid UTF-8; bad bytes were replaced"))
     if not text_checks:
         return text, warnings
-    if not text.strip():
+    if not text or text.isspace():  # not text.strip(), without copying the file
         warnings.append(ParseWarning(path, 0, "file is empty"))
     elif cut := cut_warning(text):
         warnings.append(ParseWarning(path, text.count("\n") + 1, cut))
