@@ -527,6 +527,7 @@ def _aot_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, se
     matched = found
     near_of = _Near(by_name, users, {name: _mask(s) for name, s in matched.items()})
     found = {name: tuple(sorted(s)) for name, s in matched.items()}
+    bits_of: dict[int, tuple[int, ...]] = {}  # nodes near the same launches share one tuple
     for n in aot.nodes:
         if n.op != "call_function" or n.name in found:
             continue
@@ -537,7 +538,10 @@ def _aot_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, se
             next_door = by_aten << 2 | by_aten << 1 | by_aten >> 1 | by_aten >> 2
             by_aten |= next_door & mask & with_line.get(n.source.line, 0)
         if by_aten:
-            found[n.name] = _bits(by_aten)
+            hits = bits_of.get(by_aten)
+            if hits is None:
+                hits = bits_of[by_aten] = _bits(by_aten)
+            found[n.name] = hits
             continue
         hits = _nearest(n, users, by_name, matched, forward=True) or _nearest(
             n, users, by_name, matched, forward=False)
@@ -592,28 +596,28 @@ class _Near:
         return adj
 
     def _one(self, name: str) -> int:
-        hits = self.one.get(name)
-        if hits is None:
-            get = self.found.get
-            hits = get(name, 0)
-            for other in self._adjacent(name):
-                hits |= get(other, 0)
-            self.one[name] = hits
+        get = self.found.get
+        hits = get(name, 0)
+        for other in self._adjacent(name):
+            hits |= get(other, 0)
+        self.one[name] = hits
         return hits
 
     def _two(self, name: str) -> int:
-        hits = self.two.get(name)
-        if hits is None:
-            hits = self.found.get(name, 0)
-            for other in self._adjacent(name):
-                hits |= self._one(other)
-            self.two[name] = hits
+        one = self.one.get
+        hits = self.found.get(name, 0)
+        for other in self._adjacent(name):
+            h = one(other)
+            hits |= self._one(other) if h is None else h
+        self.two[name] = hits
         return hits
 
     def __call__(self, name: str) -> int:
+        two = self.two.get
         hits = 0
         for other in self._adjacent(name):
-            hits |= self._two(other)
+            h = two(other)
+            hits |= self._two(other) if h is None else h
         return hits
 
 
