@@ -383,7 +383,7 @@ class _Matcher:
             if through_users:  # t uses a mapped node: look among that node's users
                 for u in self.users.get(gref, ()):
                     g = nodes[u]
-                    if u not in used and _same_op(t, g) and len(g.args) > k and g.args[k] == gref:
+                    if len(g.args) > k and g.args[k] == gref and u not in used and _same_op(t, g):
                         cand = u
                         break
                 else:
