@@ -49,13 +49,13 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
     aot_launches = _aot_launches(aot, post_by_name, post_launches, launches, post_sets, users_aot)
 
     nodes: dict[tuple[str, str], NodeLink] = {}
-    for graph_name, fx, found, users in ((POST_GRAD, post, post_launches, users_post),
-                                         (AOT, aot, aot_launches, users_aot)):
-        if fx is not None:
-            _node_links(graph_name, fx, found, users, nodes)
+    if post is not None:
+        _node_links(POST_GRAD, post, post_launches, users_post, nodes)
+    aot_nodes: list[list[str]] = [[] for _ in launches]  # launch -> its AOT nodes, in graph order
+    if aot is not None and not _node_links(AOT, aot, aot_launches, users_aot, nodes, aot_nodes):
+        aot_nodes = _launch_nodes(aot_launches, len(launches), _order(aot))  # names repeat
 
     kinds = {k.name: k.kind for k in oc.kernels} if oc else {}
-    aot_nodes = _launch_nodes(aot_launches, len(launches), _order(aot))
     post_lines = _lines_of_nodes(post)
     aot_lines = _lines_of_nodes(aot)
     links = []
@@ -95,10 +95,13 @@ _SET_NAME, _SET_GRAPH, _SET_LAUNCHES, _SET_REASON = (
     NodeLink.__dict__[f].__set__ for f in ("name", "graph", "launches", "no_kernel_reason"))
 
 
-def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict) -> None:
-    """Add a NodeLink per node of `fx` to `out`; `found` holds sets, or tuples already sorted. Some 2,700 per graph: filled through the slots,
+def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per_launch=None) -> bool:
+    """Add a NodeLink per node of `fx` to `out`; `found` holds sets, or tuples already sorted.
+    With `per_launch`, append each node's name to its launches' lists too, in graph order; return
+    whether the node names were all distinct (else those lists hold repeats). Some 2,700 per graph: filled through the slots,
     not the frozen __init__ (one object.__setattr__ per field), at half the cost."""
     get, get_users = found.get, users.get
+    before = len(out)
     for n in fx.nodes:
         name = n.name
         hits = get(name)
@@ -108,10 +111,14 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict) -> 
         if hits:
             _SET_LAUNCHES(link, hits if type(hits) is tuple else tuple(sorted(hits)))
             _SET_REASON(link, "")
+            if per_launch is not None:
+                for i in hits:
+                    per_launch[i].append(name)
         else:
             _SET_LAUNCHES(link, ())
             _SET_REASON(link, no_kernel_reason(n, get_users(name, ())))
         out[(graph_name, name)] = link
+    return len(out) - before == len(fx.nodes)
 
 
 # ----------------------------------------------------------------------------- post-grad sets
