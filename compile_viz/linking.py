@@ -599,7 +599,8 @@ class _Near:
         adj = self.adjacent.get(name)
         if adj is None:
             by_name = self.by_name
-            adj = self.adjacent[name] = [x for x in (*self.users.get(name, ()), *by_name[name].args) if x in by_name]
+            # users are nodes of this graph by construction; arguments may name nodes of others
+            adj = self.adjacent[name] = [*self.users.get(name, ()), *[x for x in by_name[name].args if x in by_name]]
         return adj
 
     def _one(self, name: str) -> int:
