@@ -35,11 +35,11 @@ def op_name(target: str) -> str:
 
 def no_kernel_reason(node: FxNode, users) -> str:
     """Return why the node launches nothing, or "" when we cannot tell (an unmapped node)."""
-    return _reason(node.op, node.target, node.dtype, bool(users))
+    return reason_of(node.op, node.target, node.dtype, bool(users))
 
 
 @lru_cache(maxsize=4096)
-def _reason(op_kind: str, target: str, dtype: str | None, has_users: bool) -> str:
+def reason_of(op_kind: str, target: str, dtype: str | None, has_users: bool) -> str:
     """no_kernel_reason from the only things it looks at; a graph repeats them many times."""
     if op_kind in ("placeholder", "output", "get_attr"):
         return REASONS[op_kind]

@@ -22,7 +22,7 @@ from functools import cached_property
 from compile_viz.artifacts.gc_pause import without_gc
 from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse, KernelLaunch, SchedulerNode
 from compile_viz.link_model import AOT, POST_GRAD, GraphIndex, GraphSummary, GroupLink, LaunchLink, NodeLink
-from compile_viz.link_reasons import VIEW_OPS, no_kernel_reason, op_name
+from compile_viz.link_reasons import VIEW_OPS, no_kernel_reason, op_name, reason_of
 
 PROVENANCE, COMMENTS, STRUCTURE, ORDER = "provenance", "comments", "structure", "order"
 
@@ -121,7 +121,7 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per
                     per_launch[i].append(name)
         else:
             _SET_LAUNCHES(link, ())
-            _SET_REASON(link, no_kernel_reason(n, get_users(name, ())))
+            _SET_REASON(link, reason_of(n.op, n.target, n.dtype, bool(get_users(name))))
         out[(graph_name, name)] = link
     return len(out) - before == len(fx.nodes)
 
