@@ -712,10 +712,6 @@ def _align_groups(graph: GraphParse, launches, warnings: list[str]) -> dict[int,
     return dict(placement)
 
 
-def _group_buffers(node: SchedulerNode) -> tuple[str, ...]:
-    return node.buffer_names
-
-
 def _group_links(graph: GraphParse, placement: dict[int, SchedulerNode], launches) -> tuple[GroupLink, ...]:
     ir = graph.post_fusion or graph.pre_fusion
     if ir is None:

@@ -48,12 +48,6 @@ def corpus_sets() -> list[Path]:
     return sorted(sets)
 
 
-def corpus_graph_dirs() -> list[Path]:
-    if not CORPUS.is_dir():
-        return []
-    return sorted({Path(p).parent for p in glob.glob(str(CORPUS / "**" / "output_code.py"), recursive=True)})
-
-
 def artifact_files(name: str) -> list[Path]:
     return sorted(Path(p) for p in glob.glob(str(CORPUS / "**" / name), recursive=True))
 

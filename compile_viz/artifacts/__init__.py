@@ -83,7 +83,7 @@ def parse_path(path: str) -> DebugParse:
                 "(made with TORCH_COMPILE_DEBUG=1), one of its run_*/graph folders, or a zip of one"
             )
         graphs = tuple(parse_graph(reader, f) for f in folders)
-        breaks, warnings = read_graph_breaks(reader, runs)
+        breaks = read_graph_breaks(reader, runs)
     finally:
         reader.close()
-    return DebugParse(root=path, graphs=graphs, graph_breaks=tuple(breaks), warnings=tuple(warnings))
+    return DebugParse(root=path, graphs=graphs, graph_breaks=tuple(breaks))

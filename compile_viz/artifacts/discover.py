@@ -12,7 +12,7 @@ import re
 import zipfile
 from pathlib import PurePosixPath
 
-from compile_viz.artifacts.model import GraphBreak, GraphFolder, ParseWarning
+from compile_viz.artifacts.model import GraphBreak, GraphFolder
 
 ARTIFACT_FILES = (
     "fx_graph_readable.py",
@@ -132,9 +132,9 @@ def _run_of(graph_dir: str) -> str | None:
     return None
 
 
-def read_graph_breaks(reader: ArtifactReader, runs: list[str]) -> tuple[list[GraphBreak], list[ParseWarning]]:
+def read_graph_breaks(reader: ArtifactReader, runs: list[str]) -> list[GraphBreak]:
+    """The graph breaks each run's torchdynamo/debug.log reports, each once."""
     breaks: list[GraphBreak] = []
-    warnings: list[ParseWarning] = []
     for run in runs:
         rel = f"{run}/torchdynamo" if run else "torchdynamo"
         data = reader.read(rel, DYNAMO_LOG)
@@ -143,7 +143,7 @@ def read_graph_breaks(reader: ArtifactReader, runs: list[str]) -> tuple[list[Gra
         for gb in parse_dynamo_log(data.decode("utf-8", errors="replace")):
             if gb not in breaks:
                 breaks.append(gb)
-    return breaks, warnings
+    return breaks
 
 
 GB_FILE = re.compile(r'^\s*File "(.+?)", line (\d+), in (.+)$')
