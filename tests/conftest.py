@@ -32,6 +32,23 @@ def corpus_required():
         pytest.skip(f"../shared/corpus is absent ({CORPUS}): corpus tests need it")
 
 
+def in_parallel(*calls):
+    """Run the zero-argument callables in threads at once; return their results in order."""
+    import threading
+
+    results = [None] * len(calls)
+
+    def one(i):
+        results[i] = calls[i]()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return results
+
+
 def corpus_sets() -> list[Path]:
     """Every capture in ../shared/corpus: a folder holding a torch_compile_debug tree (or graph folders)."""
     if not CORPUS.is_dir():

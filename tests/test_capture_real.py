@@ -11,6 +11,7 @@ import pytest
 
 from compile_viz.capture import CaptureOptions, capture
 from compile_viz.store import RunStore
+from tests.conftest import in_parallel
 
 pytestmark = pytest.mark.slow
 GRAPH_FILES = ("fx_graph_readable.py", "fx_graph_transformed.py", "ir_pre_fusion.txt", "ir_post_fusion.txt",
@@ -109,17 +110,7 @@ def test_parser_reads_the_runs(runs):
 
 def test_two_parallel_captures_complete_and_distinct(tmp_path):
     store = RunStore(tmp_path / "home")
-    results = [None, None]
-
-    def one(i):
-        results[i] = capture("pointwise_chain", CPU, store=store)
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    a, b = results
+    a, b = in_parallel(*[lambda: capture("pointwise_chain", CPU, store=store)] * 2)
     assert_complete(a)
     assert_complete(b)
     assert a.id != b.id and a.path != b.path
@@ -171,8 +162,8 @@ def test_syntax_error_in_user_file_gives_failed_run(tmp_path):
     assert run.reason.startswith("syntax error in user_model.py line 1")
 
 
-def test_sleeping_model_times_out_and_group_is_killed(tmp_path):
-    path = _user_file(tmp_path, USER_PRELUDE + """\
+# A model whose build sleeps far past any timeout the tests set.
+SLEEPY_MODEL = USER_PRELUDE + """\
 import time
 
 
@@ -181,7 +172,11 @@ def build(device, dtype):
 
 
 SPEC = SampleSpec("sleepy", "Sleepy", "sleeps", build=build, example_inputs=example_inputs)
-""")
+"""
+
+
+def test_sleeping_model_times_out_and_group_is_killed(tmp_path):
+    path = _user_file(tmp_path, SLEEPY_MODEL)
     t = time.monotonic()
     run = capture(path, CaptureOptions(device="cpu", timeout_s=8), store=RunStore(tmp_path / "home"))
     assert time.monotonic() - t < 30
@@ -190,16 +185,7 @@ SPEC = SampleSpec("sleepy", "Sleepy", "sleeps", build=build, example_inputs=exam
 
 
 def test_cancel_from_another_thread(tmp_path):
-    path = _user_file(tmp_path, USER_PRELUDE + """\
-import time
-
-
-def build(device, dtype):
-    time.sleep(120)
-
-
-SPEC = SampleSpec("sleepy", "Sleepy", "sleeps", build=build, example_inputs=example_inputs)
-""")
+    path = _user_file(tmp_path, SLEEPY_MODEL)
     cancel, phases = threading.Event(), []
 
     def on_progress(p):

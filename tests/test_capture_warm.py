@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import signal
-import threading
 import time
 
 import pytest
 
 from compile_viz.capture import CaptureOptions, capture, prewarm, warm
 from compile_viz.store import RunStore
+from tests.conftest import in_parallel
 from tests.test_capture_real import USER_PRELUDE, _user_file, assert_complete
 
 pytestmark = pytest.mark.slow
@@ -70,17 +70,7 @@ def test_killed_warm_child_falls_back_to_cold(tmp_path):
 def test_two_parallel_captures_one_warm_child(tmp_path):
     store = RunStore(tmp_path / "home")
     warm_and_ready(store)
-    results = [None, None]
-
-    def one(i):
-        results[i] = capture("tiny_linear_relu", CPU, store=store, warm=True)
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    a, b = results
+    a, b = in_parallel(*[lambda: capture("tiny_linear_relu", CPU, store=store, warm=True)] * 2)
     assert_complete(a)
     assert_complete(b)
     assert sorted([a.meta["warm_child"], b.meta["warm_child"]]) == [False, True]
