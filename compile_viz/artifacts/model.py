@@ -166,7 +166,7 @@ class Buffer:
     users: tuple[str, ...]  # scheduler node names, "OUTPUT" for graph outputs
 
 
-@_lazy_fields("writes", "reads", "unmet", "outputs", "loop_body_ops")
+@_lazy_fields("writes", "reads", "unmet", "outputs", "loop_body_ops", "device", "iteration", "sizes", "extern_kernel")
 @dataclass(frozen=True)
 class SchedulerNode:
     """One scheduler node of `ir_pre_fusion.txt` / `ir_post_fusion.txt`."""
@@ -188,6 +188,10 @@ class SchedulerNode:
 
     @cached_property
     def buffer_names(self) -> tuple[str, ...]:
+        d = self.__dict__
+        if "outputs" not in d and "_fill" in d:  # the names alone, without layouts and users
+            fn, args = d["_fill"]
+            return fn("buffer_names", *args)["buffer_names"]
         return tuple(b.name for b in self.outputs)
 
 

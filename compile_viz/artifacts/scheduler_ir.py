@@ -5,10 +5,11 @@ Each node starts with a header at column 0 (`op3: SchedulerNode(ComputedBuffer)`
 listing its buffers, and a `class op3_loop_body:` with the loop body. A fused node lists its
 members after `op1_op2.snodes[i] =`. Older torch names nodes `buf0` / `buf0_buf1`.
 
-The file is walked by one pattern, `CHUNK`, that takes whole runs of well-formed lines at once
-(a node's one-line attributes, an outputs block, a loop body) and keeps their place in the
-text; what it does not take is read line by line, with warnings. A node's dependencies,
-buffers and loop-body ops are read from those places on first access.
+The file is walked by one pattern, `NODE`, that takes a whole node in its usual shape in one
+match and keeps the place of its parts in the text; where it stops (an odd line), `CHUNK` takes
+whole runs of well-formed lines at once (a node's one-line attributes, an outputs block, a loop
+body), and what neither takes is read line by line, with warnings. A node's attributes,
+dependencies, buffers and loop-body ops are read from those places on first access.
 """
 
 from __future__ import annotations
@@ -81,6 +82,27 @@ CHUNK = re.compile(
     r"|(?P<alias>(?:\w+_layout = [^\n]*\n)+)"
     r"|(?P<body>class (?P<bname>\w+?)_loop_body:[^\S\n]*\n)"
 )
+# A whole node in its usual shape, in one match: an optional `parent.snodes[i] =` line, the
+# header, then the node's own lines as CHUNK reads them: attributes (a one-line value only when
+# the next line cannot continue it; the line reader would read it the same way), values split
+# over lines, layout aliases and blank lines; and, in that order, at most one outputs block and
+# at most one loop body (indented and blank lines), whose places the match keeps. The node's
+# attributes are found again inside its span when first read. Whatever the pattern leaves (an
+# odd line, another node's attribute, a second outputs block) goes to CHUNK and the line reader.
+_NODE_LINE = (
+    rf"(?P=name)\.(?!outputs =)[\w.]++ =(?:[^\S\n]*\n{_SPLIT_VALUE}|[^\n]*+\n(?![ \t\]]))"
+    r"|\w+_layout = [^\n]*\n"
+    r"|[^\S\n]*\n"
+)
+NODE = re.compile(
+    r"(?:(?P<parent>\w++)\.snodes\[\d+\] =[^\n]*\n)?"
+    r"(?P<name>\w++): (?P<htype>\w+(?:\([^\n]*\))?)[^\S\n]*\n"
+    rf"(?:{_NODE_LINE})*+"
+    rf"(?:(?P=name)\.outputs =[^\n]*\n(?P<entries>(?:{_BUFFER_ENTRY})*)\][^\n]*\n(?:{_NODE_LINE})*+)?"
+    rf"(?:class (?P=name)_loop_body:[^\S\n]*\n(?P<body>(?:[ \t][^\n]*\n|[^\S\n]*\n)*+)(?:{_NODE_LINE})*+)?"
+)
+# An attribute line inside a NODE span, read at the start of the line as NODE took it.
+SPAN_ATTRIBUTE = re.compile(rf"\w+\.(?!outputs =)([\w.]+) =(?:[^\S\n]*\n({_SPLIT_VALUE})|[^\S\n]?([^\n]*))")
 ATTR_PAIRS = re.compile(r"^\w+?\.([\w.]+) =[^\S\n]?([^\n]*)$", re.M)
 BODY_END = re.compile(r"\n(?![ \t]|[^\S\n]*\n)")  # the "\n" before a line that ends a loop body
 # Line breaks other than "\n" that str.splitlines() honours; rare enough to normalise away.
@@ -139,7 +161,7 @@ def _balance(text: str) -> int:
 class _Node:
     """Mutable builder for one SchedulerNode: where its parts lie in the text."""
 
-    __slots__ = ("name", "node_type", "line", "attrs", "outputs", "ops", "members", "parent")
+    __slots__ = ("name", "node_type", "line", "attrs", "outputs", "ops", "members", "parent", "span", "merged")
 
     def __init__(self, name: str, node_type: str, line: int, parent: str) -> None:
         self.name = name
@@ -150,6 +172,8 @@ class _Node:
         self.ops: list = []  # (start, end): a checked loop body; list: ops read line by line
         self.members: list[str] = []
         self.parent = parent
+        self.span: tuple[int, int] | None = None  # the text NODE took, when it did; its parts come first
+        self.merged = False  # whether attrs holds its span's part by now
 
 
 class _Builder:
@@ -177,55 +201,66 @@ class _Builder:
         text = self.text
         n = len(text)
         pos = 0
-        match = CHUNK.match
-        nodes = self.nodes
+        node_match = NODE.match
         while pos < n:
-            m = match(text, pos)
-            kind = m.lastgroup if m else None
-            if kind == "blank":
-                pos = m.end()
+            m = node_match(text, pos)
+            if m is None:
+                pos = self._chunk(pos)
                 continue
-            if kind == "header":
+            parent, name, node_type, entries, body = m.groups()
+            if parent is not None:
+                self.pending_parent = parent
+            self.body_of = None
+            pos = m.end()
+            node = self._header(name, node_type, self.lineno(m.start(2)))
+            node.span = (m.start(), pos)
+            if entries is not None:
+                node.outputs.append(m.start(4))
+            if body is not None:
+                node.ops.append(m.span(5))
+
+    def _chunk(self, pos: int) -> int:
+        """Read the CHUNK at `pos` (or, when none fits, one line); return the next position."""
+        text = self.text
+        nodes = self.nodes
+        m = CHUNK.match(text, pos)
+        kind = m.lastgroup if m else None
+        if kind == "blank":
+            return m.end()
+        if kind == "header":
+            self.body_of = None
+            self._header(m.group("name"), m.group("htype"), self.lineno(pos))
+            return m.end()
+        if kind == "split" and (node := nodes.get(m.group("name"))) is not None:
+            self.body_of = None
+            node.attrs[m.group("pattr")] = _joined(m.group("pvalue"))
+            return m.end()
+        if kind == "attrs" and (node := nodes.get(m.group("name"))) is not None:
+            end = m.end()
+            if text[end : end + 1] in CONTINUATION:  # the last line may run on: read it alone
+                end = text.rfind("\n", pos, end - 1) + 1
+            if end > pos:
                 self.body_of = None
-                self._header(m.group("name"), m.group("htype"), self.lineno(pos))
-                pos = m.end()
-                continue
-            if kind == "split" and (node := nodes.get(m.group("name"))) is not None:
-                self.body_of = None
-                node.attrs[m.group("pattr")] = " ".join(line.strip() for line in m.group("pvalue").split("\n")).strip()
-                pos = m.end()
-                continue
-            if kind == "attrs" and (node := nodes.get(m.group("name"))) is not None:
-                end = m.end()
-                if text[end : end + 1] in CONTINUATION:  # the last line may run on: read it alone
-                    end = text.rfind("\n", pos, end - 1) + 1
-                if end > pos:
-                    self.body_of = None
-                    node.attrs.update(ATTR_PAIRS.findall(text, pos, end))
-                    pos = end
-                    continue
-            if kind == "outputs" and (node := nodes.get(m.group("name"))) is not None:
-                self.body_of = None
-                node.outputs.append(m.start("entries"))
-                pos = m.end()
-                continue
-            if kind == "snodes":
-                self.body_of = None
-                self.pending_parent = m.group("name")
-                pos = m.end()
-                continue
-            if kind == "alias":
-                self.body_of = None
-                pos = m.end()
-                continue
-            if kind == "body" and (node := nodes.get(m.group("bname"))) is not None:
-                self.body_of = node
-                end = BODY_END.search(text, m.end() - 1)
-                end = end.end() if end else n
-                node.ops.append((m.end(), end))
-                pos = end
-                continue
-            pos = self._line_by_line(pos)
+                node.attrs.update(ATTR_PAIRS.findall(text, pos, end))
+                return end
+        if kind == "outputs" and (node := nodes.get(m.group("name"))) is not None:
+            self.body_of = None
+            node.outputs.append(m.start("entries"))
+            return m.end()
+        if kind == "snodes":
+            self.body_of = None
+            self.pending_parent = m.group("name")
+            return m.end()
+        if kind == "alias":
+            self.body_of = None
+            return m.end()
+        if kind == "body" and (node := nodes.get(m.group("bname"))) is not None:
+            self.body_of = node
+            end = BODY_END.search(text, m.end() - 1)
+            end = end.end() if end else len(text)
+            node.ops.append((m.end(), end))
+            return end
+        return self._line_by_line(pos)
 
     def _line_at(self, pos: int) -> tuple[str, int]:
         end = self.text.find("\n", pos)
@@ -263,7 +298,7 @@ class _Builder:
         self.warn(lineno, line, "line not understood")
         return nxt
 
-    def _header(self, name: str, node_type: str, lineno: int) -> None:
+    def _header(self, name: str, node_type: str, lineno: int) -> _Node:
         parent = self.pending_parent
         self.pending_parent = ""
         node = _Node(name, node_type, lineno, parent)
@@ -273,6 +308,7 @@ class _Builder:
         self.order.append(node)
         if parent and parent in self.nodes:
             self.nodes[parent].members.append(name)
+        return node
 
     def _attribute(self, m: re.Match, pos: int, lineno: int, line: str) -> int:
         """Record `name.attr = value`, reading continuation lines; return the next position."""
@@ -316,11 +352,13 @@ class _Builder:
 
     def _check_complete(self, b: _Node) -> None:
         """The last node of a cut file misses its tail: say which part."""
-        missing = [a for a in ("writes", "unmet_dependencies", "met_dependencies") if a not in b.attrs]
+        text = self.text
+        attrs = _attrs_of(text, b)
+        missing = [a for a in ("writes", "unmet_dependencies", "met_dependencies") if a not in attrs]
         kind = _node_kind(b.node_type)
-        if not _outputs_of(self.text, b.outputs) and kind not in GROUP_KINDS:
+        if not _outputs_of(text, b.outputs) and kind not in GROUP_KINDS:
             missing.append("outputs")
-        if kind == "scheduler" and not any(op.startswith("store") for op in _ops_of(self.text, b.ops)):
+        if kind == "scheduler" and not any(op.startswith("store") for op in _ops_of(text, b.ops)):
             missing.append("loop body")
         if missing:
             self.warnings.append(
@@ -328,7 +366,6 @@ class _Builder:
             )
 
     def _freeze(self, b: _Node) -> SchedulerNode:
-        a = b.attrs
         kind = _node_kind(b.node_type)
         members = tuple(b.members)
         if kind in GROUP_KINDS and not members:
@@ -337,27 +374,62 @@ class _Builder:
             "name": b.name,
             "node_type": b.node_type,
             "kind": kind,
-            "device": a.get("group.device", "").strip(),
-            "iteration": a.get("group.iteration", "").strip(),
-            "sizes": a.get("sizes", "").strip(),
-            "extern_kernel": a.get("node.kernel", "").strip(),
             "members": members,
             "line": b.line,
-            "_fill": (_node_details, (self.text, a, b.outputs, b.ops)),
+            "_fill": (_node_details, (self.text, b)),
         })
 
 
-def _node_details(field: str, text: str, attrs: dict[str, str], outputs: list, ops: list) -> dict:
-    """A SchedulerNode field read on first access: dependencies, buffers or loop-body ops."""
+def _node_details(field: str, text: str, b: _Node) -> dict:
+    """A SchedulerNode field read on first access, from its builder `b`."""
     if field == "outputs":
-        return {"outputs": _buffers_of(text, outputs)}
+        return {"outputs": _buffers_of(text, b.outputs)}
+    if field == "buffer_names":
+        return {"buffer_names": _buffer_names_of(text, b.outputs)}
+    if field == "loop_body_ops":
+        return {"loop_body_ops": tuple(_ops_of(text, b.ops))}
+    attrs = _attrs_of(text, b)
     if field == "writes":
         return {"writes": parse_dependencies(attrs.get("writes", "").strip())}
-    if field == "loop_body_ops":
-        return {"loop_body_ops": tuple(_ops_of(text, ops))}
-    unmet = parse_dependencies(attrs.get("unmet_dependencies", "").strip())
-    met = parse_dependencies(attrs.get("met_dependencies", "").strip())
-    return {"reads": unmet + met, "unmet": tuple(d.buffer for d in unmet)}
+    if field in ("reads", "unmet"):
+        unmet = parse_dependencies(attrs.get("unmet_dependencies", "").strip())
+        met = parse_dependencies(attrs.get("met_dependencies", "").strip())
+        return {"reads": unmet + met, "unmet": tuple(d.buffer for d in unmet)}
+    return {
+        "device": attrs.get("group.device", "").strip(),
+        "iteration": attrs.get("group.iteration", "").strip(),
+        "sizes": attrs.get("sizes", "").strip(),
+        "extern_kernel": attrs.get("node.kernel", "").strip(),
+    }
+
+
+def _joined(value: str) -> str:
+    """A value written over several lines, as one line."""
+    return " ".join(line.strip() for line in value.split("\n")).strip()
+
+
+# The attributes of a NODE span are found again on first read. Every line of the span at column 0
+# that starts with a name and a dot starts with the node's own name (NODE's back-reference), so a
+# plain search for "\n<name>." finds them. The span's part comes first: NODE took the node's first
+# lines.
+
+
+def _attrs_of(text: str, b: _Node) -> dict[str, str]:
+    if b.span is not None and not b.merged:
+        out = {}
+        start, end = b.span
+        key = f"\n{b.name}."
+        match = SPAN_ATTRIBUTE.match
+        while (at := text.find(key, start, end)) >= 0:
+            start = at + 1
+            m = match(text, start)
+            if m is not None:
+                split = m.group(2)
+                out[m.group(1)] = m.group(3) if split is None else _joined(split)
+        out.update(b.attrs)
+        b.attrs = out
+        b.merged = True
+    return b.attrs
 
 
 def _outputs_of(text: str, parts: list) -> list[list]:
@@ -389,6 +461,34 @@ def _buffers_of(text: str, parts: list) -> tuple[Buffer, ...]:
         entries = part if isinstance(part, list) else _read_outputs(text, part, None)[0]
         out.extend(Buffer(o[0], o[1], _layout(o[2]), parse_users(o[3])) for o in entries)
     return tuple(out)
+
+
+def _buffer_names_of(text: str, parts: list) -> tuple[str, ...]:
+    """The names of `_buffers_of(text, parts)`, without reading layouts and users where the block
+    is in its usual shape."""
+    out: list[str] = []
+    for part in parts:
+        if not isinstance(part, list):
+            fast = _fast_names(text, part)
+            if fast is not None:
+                out.extend(fast)
+                continue
+        entries = part if isinstance(part, list) else _read_outputs(text, part, None)[0]
+        out.extend(o[0] for o in entries)
+    return tuple(out)
+
+
+def _fast_names(text: str, pos: int) -> list[str] | None:
+    """The buffer names `_fast_entries` would read at `pos`; None exactly when it would."""
+    out: list[str] = []
+    match = ENTRY_FAST.match
+    while not text.startswith("]", pos):
+        m = match(text, pos)
+        if m is None:
+            return None
+        out.append(m.group(1))
+        pos = m.end()
+    return out
 
 
 def _fast_entries(text: str, pos: int) -> list[Buffer] | None:
