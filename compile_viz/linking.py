@@ -340,8 +340,9 @@ class _Matcher:
         memo = self.templates.get(kernel)
         if memo is None or memo[0] is not template:
             key = tuple(sorted(set(template), key=self.pos.__getitem__))
-            memo = self.templates[kernel] = (template, [self.nodes[n] for n in key], *self._state(key))
-        _, tnodes, positions, extended, skip = memo
+            tnodes = [self.nodes[n] for n in key]
+            memo = self.templates[kernel] = (template, tnodes, self._plan(tnodes), *self._state(key))
+        _, tnodes, plan, positions, extended, skip = memo
         after = self.last_anchor.get(kernel, -1)
         n = len(positions)
         i = _next_live(skip, bisect_right(positions, after))
@@ -349,7 +350,7 @@ class _Matcher:
             p = positions[i]
             found = extended.get(p, self)
             if found is self:
-                found = extended[p] = self._extended(tnodes, p)
+                found = extended[p] = self._extended(tnodes, plan, p)
             if found is None:  # never fits this template: later scans step over it
                 skip[i] = i + 1
             elif not passed or found[1].issubset(passed):
@@ -373,22 +374,23 @@ class _Matcher:
             state = self.extended[key] = (positions, {}, list(range(len(positions) + 1)))
         return state
 
-    def _extended(self, tnodes: list[FxNode], p: int) -> tuple[tuple[str, ...], frozenset[str]] | None:
+    def _extended(self, tnodes: list[FxNode], plan, p: int) -> tuple[tuple[str, ...], frozenset[str]] | None:
         """_extend's nodes from position p, and the graph inputs they read; None when it fails."""
-        found = self._extend(tnodes, self.order[p])
+        found = self._extend(tnodes, plan, self.order[p])
         if found is None:
             return None
         names = tuple(found.values())
         nodes, inputs = self.nodes, self.inputs
         return names, frozenset(a for n in names for a in nodes[n].args if a in inputs)
 
-    def _extend(self, tnodes: list[FxNode], start: FxNode) -> dict[str, str] | None:
-        """Map the template onto the graph starting from `start`; None when the shape differs."""
+    def _extend(self, tnodes: list[FxNode], plan, start: FxNode) -> dict[str, str] | None:
+        """Map the template onto the graph starting from `start` in the order of its `_plan`;
+        None when the shape differs."""
         mapping = {tnodes[0].name: start.name}
         if not _same_op(tnodes[0], start):
             return None
         used = {start.name}
-        steps, pending = self._plan(tnodes)
+        steps, pending = plan
         nodes = self.nodes
         for t, through_users, ref, k in steps:
             gref = mapping[ref]

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from compile_viz.artifacts import PARSERS
 from compile_viz.artifacts.kernel_meta import kernel_meta
+from compile_viz.artifacts.text import _split_scan, split_top_level
 from tests.conftest import artifact_files, corpus_required
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -62,3 +63,11 @@ def test_truncated_file_says_so(name):
 def test_empty_and_binary(name):
     assert _check(name, b"").warnings
     assert _check(name, bytes(range(256)) * 8).warnings
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="ab_1 ,()[]{}'\"\\", max_size=24))
+def test_split_top_level_shortcuts_agree_with_the_scanner(text):
+    """The shortcuts of split_top_level (no brackets; brackets one deep, no quotes) split as the
+    scanner that tracks every bracket and quote does."""
+    assert split_top_level(text) == _split_scan(text, ",")

@@ -251,8 +251,15 @@ def _constants(field: str, arg_text: str, args: tuple[str, ...]) -> dict:
     The same as testing each argument against the names known at the node's line: the only
     known names in its text are `args`.
     """
+    if arg_text == ", ".join(args):  # only other nodes, each once (`mul(a, b)`): nothing else
+        return {"constants": ()}
     used = set(args)
-    return {"constants": tuple([p for p in split_top_level(arg_text) if used.isdisjoint(IDENT.findall(p))])}
+    findall = IDENT.findall
+    return {"constants": tuple([
+        p for p in split_top_level(arg_text)
+        # a bare name is its own only identifier: no pattern needed for the usual pieces
+        if (p not in used if p.isascii() and p.isidentifier() else used.isdisjoint(findall(p)))
+    ])}
 
 
 @lru_cache(maxsize=4096)

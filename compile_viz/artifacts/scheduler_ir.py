@@ -82,11 +82,30 @@ CHUNK = re.compile(
     r"|(?P<alias>(?:\w+_layout = [^\n]*\n)+)"
     r"|(?P<body>class (?P<bname>\w+?)_loop_body:[^\S\n]*\n)"
 )
+# One entry of a checked outputs block in its usual shape: a one-line layout whose brackets
+# balance, then users on one line or one NodeUser a line. `_read_outputs` reads such an entry
+# the same way (nothing runs on past it); any other shape sends the block to `_read_outputs`.
+# The same shape is a `_BUFFER_ENTRY`. `_ENTRY` marks its groups NAME, TYPE, <LAYOUT>: capturing
+# in ENTRY_FAST, the name alone in NODE.
+_ENTRY = (
+    r"[ \t]+NAME: TYPE[^\S\n]*\n"
+    rf"[ \t]+\w+\.layout = <LAYOUT\w+\('[^'\n()\[\]{{}}]*', [\w.]+, size=\[{_FLAT}*\], stride=\[{_FLAT}*\]\){_FLAT}*LAYOUT>\n"
+    rf"[ \t]+\w+\.users = (?:\[(?:{_USER}(?:, {_USER})*)?\]{_FLAT}*|\[\n(?:[ \t]+{_USER},?[^\S\n]*\n)*[ \t]+\]{_FLAT}*)\n"
+)
+
+
+def _entry(name: str, ir_type: str, layout: tuple[str, str]) -> str:
+    return _ENTRY.replace("NAME", name).replace("TYPE", ir_type).replace("<LAYOUT", layout[0]).replace("LAYOUT>", layout[1])
+
+
+ENTRY_FAST = re.compile(_entry(r"(\w+)", r"(\w+)", ("(", ")")))
+
 # A whole node in its usual shape, in one match: an optional `parent.snodes[i] =` line, the
 # header, then the node's own lines as CHUNK reads them: attributes (a one-line value only when
 # the next line cannot continue it; the line reader would read it the same way), values split
 # over lines, layout aliases and blank lines; and, in that order, at most one outputs block and
-# at most one loop body (indented and blank lines), whose places the match keeps. The node's
+# at most one loop body (indented and blank lines), whose places the match keeps (and the buffer's
+# name, when the block holds one entry of ENTRY_FAST's shape: all `_fast_names` would read). The node's
 # attributes are found again inside its span when first read. Whatever the pattern leaves (an
 # odd line, another node's attribute, a second outputs block) goes to CHUNK and the line reader.
 _NODE_LINE = (
@@ -94,11 +113,14 @@ _NODE_LINE = (
     r"|\w+_layout = [^\n]*\n"
     r"|[^\S\n]*\n"
 )
+_ONE_ENTRY = _entry(r"(?P<buffer>\w+)", r"\w+", ("", ""))
 NODE = re.compile(
     r"(?:(?P<parent>\w++)\.snodes\[\d+\] =[^\n]*\n)?"
     r"(?P<name>\w++): (?P<htype>\w+(?:\([^\n]*\))?)[^\S\n]*\n"
     rf"(?:{_NODE_LINE})*+"
-    rf"(?:(?P=name)\.outputs =[^\n]*\n(?P<entries>(?:{_BUFFER_ENTRY})*)\][^\n]*\n(?:{_NODE_LINE})*+)?"
+    rf"(?:(?P=name)\.outputs =[^\n]*\n"
+    rf"(?P<entries>{_ONE_ENTRY}(?=\])|(?:{_BUFFER_ENTRY})*)"
+    rf"\][^\n]*\n(?:{_NODE_LINE})*+)?"
     rf"(?:class (?P=name)_loop_body:[^\S\n]*\n(?P<body>(?:[ \t][^\n]*\n|[^\S\n]*\n)*+)(?:{_NODE_LINE})*+)?"
 )
 # An attribute line inside a NODE span, read at the start of the line as NODE took it.
@@ -161,7 +183,7 @@ def _balance(text: str) -> int:
 class _Node:
     """Mutable builder for one SchedulerNode: where its parts lie in the text."""
 
-    __slots__ = ("name", "node_type", "line", "attrs", "outputs", "ops", "members", "parent", "span", "merged")
+    __slots__ = ("name", "node_type", "line", "attrs", "outputs", "ops", "members", "parent", "span", "merged", "names")
 
     def __init__(self, name: str, node_type: str, line: int, parent: str) -> None:
         self.name = name
@@ -174,6 +196,7 @@ class _Node:
         self.parent = parent
         self.span: tuple[int, int] | None = None  # the text NODE took, when it did; its parts come first
         self.merged = False  # whether attrs holds its span's part by now
+        self.names: tuple[str, ...] | None = None  # buffer names, when NODE read them
 
 
 class _Builder:
@@ -207,7 +230,7 @@ class _Builder:
             if m is None:
                 pos = self._chunk(pos)
                 continue
-            parent, name, node_type, entries, body = m.groups()
+            parent, name, node_type, entries, buffer, body = m.groups()
             if parent is not None:
                 self.pending_parent = parent
             self.body_of = None
@@ -216,8 +239,10 @@ class _Builder:
             node.span = (m.start(), pos)
             if entries is not None:
                 node.outputs.append(m.start(4))
+                if buffer is not None:
+                    node.names = (buffer,)
             if body is not None:
-                node.ops.append(m.span(5))
+                node.ops.append(m.span(6))
 
     def _chunk(self, pos: int) -> int:
         """Read the CHUNK at `pos` (or, when none fits, one line); return the next position."""
@@ -385,7 +410,8 @@ def _node_details(field: str, text: str, b: _Node) -> dict:
     if field == "outputs":
         return {"outputs": _buffers_of(text, b.outputs)}
     if field == "buffer_names":
-        return {"buffer_names": _buffer_names_of(text, b.outputs)}
+        names = b.names if b.names is not None and len(b.outputs) == 1 else _buffer_names_of(text, b.outputs)
+        return {"buffer_names": names}
     if field == "loop_body_ops":
         return {"loop_body_ops": tuple(_ops_of(text, b.ops))}
     attrs = _attrs_of(text, b)
@@ -437,16 +463,6 @@ def _outputs_of(text: str, parts: list) -> list[list]:
     for part in parts:
         out.extend(part if isinstance(part, list) else _read_outputs(text, part, None)[0])
     return out
-
-
-# One entry of a checked outputs block in its usual shape: a one-line layout whose brackets
-# balance, then users on one line or one NodeUser a line. `_read_outputs` reads such an entry
-# the same way (nothing runs on past it); any other shape sends the block to `_read_outputs`.
-ENTRY_FAST = re.compile(
-    r"[ \t]+(\w+): (\w+)[^\S\n]*\n"
-    rf"[ \t]+\w+\.layout = (\w+\('[^'\n()\[\]{{}}]*', [\w.]+, size=\[{_FLAT}*\], stride=\[{_FLAT}*\]\){_FLAT}*)\n"
-    rf"[ \t]+\w+\.users = (?:\[(?:{_USER}(?:, {_USER})*)?\]{_FLAT}*|\[\n(?:[ \t]+{_USER},?[^\S\n]*\n)*[ \t]+\]{_FLAT}*)\n"
-)
 
 
 def _buffers_of(text: str, parts: list) -> tuple[Buffer, ...]:

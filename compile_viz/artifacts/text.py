@@ -53,6 +53,18 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
         return [t] if t else []
     if not _HAS_NESTING.search(text):
         return [p for p in (x.strip() for x in text.split(sep)) if p]
+    if sep == ",":
+        # brackets one deep and no quotes (`x, [8, 256], 1`): the pieces a pattern finds are the
+        # ones the scanner below finds exactly when, with the commas between them, they are the
+        # whole text (a bracket the pattern cannot pair leaves a gap, and the scanner is used)
+        pieces = _FLAT_PIECE.findall(text)
+        if ",".join(pieces) == text:
+            return [p for p in (x.strip() for x in pieces) if p]
+    return _split_scan(text, sep)
+
+
+def _split_scan(text: str, sep: str) -> list[str]:
+    """split_top_level by walking the special characters: quotes, brackets at any depth."""
     parts: list[str] = []
     depth = 0
     quote = ""
@@ -82,6 +94,8 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
 
 
 _HAS_NESTING = re.compile(r"[()\[\]{}'\"]")
+_INNER = r"[^()\[\]{}'\"\\]*"
+_FLAT_PIECE = re.compile(rf"(?:[^,()\[\]{{}}'\"\\]|\({_INNER}\)|\[{_INNER}\]|\{{{_INNER}\}})+")
 
 
 def matching_paren(text: str, open_at: int) -> int:
