@@ -114,7 +114,8 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per
         _SET_NAME(link, name)
         _SET_GRAPH(link, graph_name)
         if hits:
-            _SET_LAUNCHES(link, hits if type(hits) is tuple else tuple(sorted(hits)))
+            _SET_LAUNCHES(link, hits if type(hits) is tuple or len(hits) == 1 and (hits := tuple(hits))
+                          else tuple(sorted(hits)))
             _SET_REASON(link, "")
             if per_launch is not None:
                 for i in hits:
@@ -585,8 +586,8 @@ def _bits(m: int) -> tuple[int, ...]:
 
 
 class _Near:
-    """Launches of the name-matched nodes within three edges of a node, either direction, as a
-    bit mask.
+    """Launches of the name-matched nodes within three edges of a node, either direction, over
+    op nodes only, as a bit mask.
 
     A node's three-edge ball, less the node, is the union of the two-edge balls of its
     neighbours; it is asked only for nodes that are not name-matched, so the node itself adds
@@ -598,6 +599,10 @@ class _Near:
         self.by_name = by_name
         self.users = users
         self.found = found
+        # the walk goes through ops only: a graph input read in many places, or the output node
+        # that returns some 250 saved tensors of a training step, would make every node near
+        # every other
+        self.calls = {name for name, n in by_name.items() if n.op == "call_function"}
         self.adjacent: dict[str, list[str]] = {}
         self.one: dict[str, int] = {}
         self.two: dict[str, int] = {}
@@ -605,9 +610,9 @@ class _Near:
     def _adjacent(self, name: str) -> list[str]:
         adj = self.adjacent.get(name)
         if adj is None:
-            by_name = self.by_name
-            # users are nodes of this graph by construction; arguments may name nodes of others
-            adj = self.adjacent[name] = [*self.users.get(name, ()), *[x for x in by_name[name].args if x in by_name]]
+            calls = self.calls
+            adj = self.adjacent[name] = [*[x for x in self.users.get(name, ()) if x in calls],
+                                         *[x for x in self.by_name[name].args if x in calls]]
         return adj
 
     def _one(self, name: str) -> int:
@@ -726,9 +731,15 @@ def _group_links(graph: GraphParse, placement: dict[int, SchedulerNode], launche
     for node in ir.nodes:
         members = node.members or (node.name,)
         fused_away = _fused_away(node, members, by_group.get(node.name, ()), launches) if len(members) > 1 else ()
-        out.append(GroupLink(node.name, node.kind, tuple(members), node.buffer_names, fused_away,
-                             tuple(sorted(by_group.get(node.name, ())))))
+        link = _NEW(GroupLink)
+        for put, value in zip(_GROUP_SLOTS, (node.name, node.kind, tuple(members), node.buffer_names, fused_away,
+                                             tuple(sorted(by_group.get(node.name, ())))), strict=True):
+            put(link, value)
+        out.append(link)
     return tuple(out)
+
+
+_GROUP_SLOTS = tuple(GroupLink.__dict__[f.name].__set__ for f in fields(GroupLink))
 
 
 def _fused_away(node: SchedulerNode, members, placed: list[int], launches) -> tuple[str, ...]:

@@ -71,6 +71,16 @@ def test_tiny_linear_relu_aot_addmm_maps_through_original_aten():
     assert idx.launches[1].post_grad_nodes == ("add_tensor", "relu", "mul")
 
 
+def test_aot_nodes_near_the_saved_tensors_stay_in_their_layer():
+    """The forward of a training step returns some 250 saved tensors: the output node must not
+    make every AOT node near every other (a `view` of layer 0 once mapped to 86 launches)."""
+    (g,) = [g for g in _graphs(ROOT / "sample_runs" / "gpt_small.zip") if g.kind == "forward"]
+    idx = build_index(g)
+    assert idx.node("view", AOT).launches == (5, 6)  # the qkv addmm of layer 0 and its attention
+    widest = max(len(link.launches) for (graph, _), link in idx.nodes.items() if graph == AOT)
+    assert widest <= 16, widest
+
+
 def _agreement(sources):
     total = exact = 0
     lines = []
