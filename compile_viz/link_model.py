@@ -4,6 +4,7 @@ user source line <-> AOT FX node <-> post-grad FX node <-> scheduler node <-> fu
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 AOT = "aot"  # fx_graph_readable.py
@@ -38,6 +39,42 @@ class NodeLink:
     no_kernel_reason: str  # "" when it has launches
 
 
+class NodeLinks(Mapping):
+    """(graph, name) -> NodeLink for every node of both FX graphs.
+
+    The linker stores each node's launches and no-kernel reason; the NodeLink is made on first
+    lookup and kept (a view asks for a few hundred of the 5,000 nodes of a training step).
+    """
+
+    __slots__ = ("_raw", "_made")
+
+    def __init__(self, raw: dict[tuple[str, str], tuple[tuple[int, ...], str]]) -> None:
+        self._raw = raw
+        self._made: dict[tuple[str, str], NodeLink] = {}
+
+    def __getitem__(self, key: tuple[str, str]) -> NodeLink:
+        link = self._made.get(key)
+        if link is None:
+            launches, reason = self._raw[key]
+            link = self._made[key] = NodeLink(key[1], key[0], launches, reason)
+        return link
+
+    def get(self, key: tuple[str, str], default: NodeLink | None = None) -> NodeLink | None:
+        return self[key] if key in self._raw else default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._raw
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __repr__(self) -> str:
+        return f"NodeLinks({dict(self.items())!r})"
+
+
 @dataclass(frozen=True, slots=True)
 class GroupLink:
     """A post-fusion scheduler node (a fusion group, or a single node) and what became of it."""
@@ -67,7 +104,7 @@ class GraphIndex:
 
     graph_id: str
     launches: tuple[LaunchLink, ...]
-    nodes: dict[tuple[str, str], NodeLink]  # (graph, name) -> link
+    nodes: Mapping[tuple[str, str], NodeLink]  # (graph, name) -> link; a NodeLinks from the linker
     groups: tuple[GroupLink, ...]
     summary: GraphSummary
     warnings: tuple[str, ...] = field(default=())

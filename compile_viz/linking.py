@@ -21,7 +21,7 @@ from functools import cached_property
 
 from compile_viz.artifacts.gc_pause import without_gc
 from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse, KernelLaunch, SchedulerNode
-from compile_viz.link_model import AOT, POST_GRAD, GraphIndex, GraphSummary, GroupLink, LaunchLink, NodeLink
+from compile_viz.link_model import AOT, POST_GRAD, GraphIndex, GraphSummary, GroupLink, LaunchLink, NodeLinks
 from compile_viz.link_reasons import VIEW_OPS, no_kernel_reason, op_name, reason_of
 
 PROVENANCE, COMMENTS, STRUCTURE, ORDER = "provenance", "comments", "structure", "order"
@@ -49,7 +49,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
 
     aot_launches = _aot_launches(aot, post_by_name, post_launches, launches, post_sets, users_aot)
 
-    nodes: dict[tuple[str, str], NodeLink] = {}
+    nodes: dict[tuple[str, str], tuple[tuple[int, ...], str]] = {}
     if post is not None:
         _node_links(POST_GRAD, post, post_launches, users_post, nodes)
     aot_nodes: list[list[str]] = [[] for _ in launches]  # launch -> its AOT nodes, in graph order
@@ -85,45 +85,37 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
     return GraphIndex(
         graph_id=graph.id,
         launches=tuple(links),
-        nodes=nodes,
+        nodes=NodeLinks(nodes),
         groups=groups,
         summary=_summary(graph, links, groups, post_by_name),
         warnings=tuple(warnings),
     )
 
 
-# NodeLinks and LaunchLinks are filled through their slots, not the frozen __init__ (one
-# object.__setattr__ per field): thousands a graph, at half the cost.
+# LaunchLinks and GroupLinks are filled through their slots, not the frozen __init__ (one
+# object.__setattr__ per field): hundreds a graph, at half the cost.
 _NEW = object.__new__
-_SET_NAME, _SET_GRAPH, _SET_LAUNCHES, _SET_REASON = (
-    NodeLink.__dict__[f].__set__ for f in ("name", "graph", "launches", "no_kernel_reason"))
 _LAUNCH_SLOTS = tuple(LaunchLink.__dict__[f.name].__set__ for f in fields(LaunchLink))
 
 
 def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per_launch=None) -> bool:
-    """Add a NodeLink per node of `fx` to `out`; `found` holds sets, or tuples already sorted.
-    With `per_launch`, append each node's name to its launches' lists too, in graph order; return
-    whether the node names were all distinct (else those lists hold repeats). Some 2,700 per graph: filled through the slots,
-    not the frozen __init__ (one object.__setattr__ per field), at half the cost."""
+    """Add (launches, no-kernel reason) per node of `fx` to `out`, the raw dict of a NodeLinks;
+    `found` holds sets, or tuples already sorted. With `per_launch`, append each node's name to
+    its launches' lists too, in graph order; return whether the node names were all distinct
+    (else those lists hold repeats)."""
     get, get_users = found.get, users.get
     before = len(out)
     for n in fx.nodes:
         name = n.name
         hits = get(name)
-        link = _NEW(NodeLink)
-        _SET_NAME(link, name)
-        _SET_GRAPH(link, graph_name)
         if hits:
-            _SET_LAUNCHES(link, hits if type(hits) is tuple or len(hits) == 1 and (hits := tuple(hits))
-                          else tuple(sorted(hits)))
-            _SET_REASON(link, "")
+            out[(graph_name, name)] = (
+                hits if type(hits) is tuple or len(hits) == 1 and (hits := tuple(hits)) else tuple(sorted(hits)), "")
             if per_launch is not None:
                 for i in hits:
                     per_launch[i].append(name)
         else:
-            _SET_LAUNCHES(link, ())
-            _SET_REASON(link, reason_of(n.op, n.target, n.dtype, bool(get_users(name))))
-        out[(graph_name, name)] = link
+            out[(graph_name, name)] = ((), reason_of(n.op, n.target, n.dtype, bool(get_users(name))))
     return len(out) - before == len(fx.nodes)
 
 
@@ -392,13 +384,14 @@ class _Matcher:
             return None
         used = {start.name}
         steps, pending = plan
-        nodes = self.nodes
+        nodes, users = self.nodes, self.users
         for t, through_users, ref, k in steps:
             gref = mapping[ref]
             if through_users:  # t uses a mapped node: look among that node's users
-                for u in self.users.get(gref, ()):
+                target = t.target
+                for u in users.get(gref, ()):
                     g = nodes[u]
-                    if len(g.args) > k and g.args[k] == gref and u not in used and _same_op(t, g):
+                    if g.target == target and len(g.args) > k and g.args[k] == gref and u not in used and _same_op(t, g):
                         cand = u
                         break
                 else:
