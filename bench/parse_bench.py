@@ -73,7 +73,9 @@ def read_deferred(parsed) -> None:
                 n.constants  # noqa: B018
         for ir in (g.pre_fusion, g.post_fusion):
             for n in (ir.nodes + ir.member_nodes) if ir else ():
-                n.writes, n.reads, n.unmet, n.outputs, n.loop_body_ops  # noqa: B018
+                n.writes, n.reads, n.unmet, n.outputs, n.loop_body_ops, n.device, n.buffer_names  # noqa: B018
+        for la in g.output_code.launches if g.output_code else ():
+            la.args  # noqa: B018
 
 
 def main() -> int:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from compile_viz.artifacts import PARSERS, fx_graph, output_code, scheduler_ir
-from compile_viz.artifacts.model import FxNode, SchedulerNode
+from compile_viz.artifacts.model import FxNode, KernelLaunch, SchedulerNode
 from tests.conftest import artifact_files, corpus_required
 
 NEVER = re.compile(r"(?!)")
@@ -76,14 +76,14 @@ def test_fast_path_matches_line_by_line(name, monkeypatch):
 
 def test_deferred_fields_equal_eager_ones():
     corpus_required()
-    for name in ("ir_post_fusion.txt", "fx_graph_transformed.py"):
+    for name in ("ir_post_fusion.txt", "fx_graph_transformed.py", "output_code.py"):
         path = max(artifact_files(name), key=lambda p: p.stat().st_size)
         result = PARSERS[name][1](path.read_bytes(), path=name)
-        nodes = result.nodes if hasattr(result, "nodes") else ()
+        nodes = result.launches if name == "output_code.py" else result.nodes
         assert nodes
         for node in nodes:
             cls = type(node)
-            assert cls in (SchedulerNode, FxNode)
+            assert cls in (SchedulerNode, FxNode, KernelLaunch)
             eager = cls(**{f.name: getattr(node, f.name) for f in dataclasses.fields(cls)})
             assert eager == node and hash(eager) == hash(node) and repr(eager) == repr(node)
         again = pickle.loads(pickle.dumps(result))

@@ -248,14 +248,15 @@ class Kernel:
     end_line: int
 
 
-@dataclass(frozen=True, slots=True)
+@_lazy_fields("args")
+@dataclass(frozen=True)
 class KernelLaunch:
     """One call in `call()`: a launch of a defined kernel, or an extern / fallback call."""
 
     index: int  # position among launches in call()
     kernel: str  # definition it launches, or e.g. "extern_kernels.mm", "aten._scaled_dot_product..."
     is_extern: bool
-    args: tuple[str, ...]  # top-level argument texts
+    args: tuple[str, ...]  # top-level argument texts (split on first access)
     buffers: tuple[str, ...]  # buffer and input names among the arguments
     outputs: tuple[str, ...]  # names assigned by the statement (`buf5 = aten...`) or `out=` buffers
     comments: KernelComments

@@ -19,6 +19,7 @@ from compile_viz.artifacts.model import (
     OutputCode,
     ParseWarning,
     SizeAssert,
+    deferred,
 )
 from compile_viz.artifacts.text import IDENT, read_artifact, split_top_level
 
@@ -499,25 +500,21 @@ class _Parser:
         return False
 
     def _launch(self, kernel, is_extern, arg_text, outputs, lineno, function, pending) -> None:
-        args = tuple(split_top_level(arg_text))
         known = self.known
         # BUFFER_NAME without a regex call per name (`\d` is what isdecimal() takes)
         buffers = dict.fromkeys([i for i in IDENT.findall(arg_text) if i in known or (i[:3] == "buf" and i[3:].isdecimal())])
         out = tuple(outputs) + tuple(OUT_KWARG.findall(arg_text))
-        kernel_name = kernel.removeprefix("torch.ops.") if is_extern else kernel
-        self.launches.append(
-            KernelLaunch(
-                index=len(self.launches),
-                kernel=kernel_name,
-                is_extern=is_extern,
-                args=args,
-                buffers=tuple(buffers),
-                outputs=out,
-                comments=parse_comments(pending),
-                line=lineno,
-                function=function,
-            )
-        )
+        self.launches.append(deferred(KernelLaunch, {
+            "index": len(self.launches),
+            "kernel": kernel.removeprefix("torch.ops.") if is_extern else kernel,
+            "is_extern": is_extern,
+            "buffers": tuple(buffers),
+            "outputs": out,
+            "comments": parse_comments(pending),
+            "line": lineno,
+            "function": function,
+            "_fill": (_launch_args, (arg_text,)),
+        }))
 
     def result(self) -> OutputCode:
         return OutputCode(
@@ -531,6 +528,11 @@ class _Parser:
             returns=self.returns,
             warnings=tuple(self.warnings),
         )
+
+
+def _launch_args(field: str, arg_text: str) -> dict:
+    """A launch's top-level argument texts (filled on first access)."""
+    return {"args": tuple(split_top_level(arg_text))}
 
 
 def _depth(text: str) -> int:
