@@ -74,12 +74,18 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
             fusion_group = group[0].name
             buffers = tuple(b for g in group for b in g.buffer_names)
         link = _NEW(LaunchLink)
-        for put, value in zip(_LAUNCH_SLOTS, (
-            i, la.kernel, la.is_extern, "extern" if la.is_extern else kinds.get(la.kernel, "other"), pg, fx_nodes,
-            scheduler_nodes, fusion_group, buffers, _source_lines(pg, post_lines, fx_nodes, aot_lines),
-            evidence[i], la.line,
-        ), strict=True):
-            put(link, value)
+        s_index(link, i)
+        s_kernel(link, la.kernel)
+        s_is_extern(link, la.is_extern)
+        s_kind(link, "extern" if la.is_extern else kinds.get(la.kernel, "other"))
+        s_post_grad_nodes(link, pg)
+        s_fx_nodes(link, fx_nodes)
+        s_scheduler_nodes(link, scheduler_nodes)
+        s_fusion_group(link, fusion_group)
+        s_buffers(link, buffers)
+        s_source_lines(link, _source_lines(pg, post_lines, fx_nodes, aot_lines))
+        s_evidence(link, evidence[i])
+        s_line(link, la.line)
         links.append(link)
     groups = _group_links(graph, placement, launches)
     return GraphIndex(
@@ -95,7 +101,11 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
 # LaunchLinks and GroupLinks are filled through their slots, not the frozen __init__ (one
 # object.__setattr__ per field): hundreds a graph, at half the cost.
 _NEW = object.__new__
-_LAUNCH_SLOTS = tuple(LaunchLink.__dict__[f.name].__set__ for f in fields(LaunchLink))
+_LAUNCH_FIELDS = ("index", "kernel", "is_extern", "kind", "post_grad_nodes", "fx_nodes", "scheduler_nodes", "fusion_group",
+                  "buffers", "source_lines", "evidence", "line")
+assert set(_LAUNCH_FIELDS) == {f.name for f in fields(LaunchLink)}  # each set below, by name
+(s_index, s_kernel, s_is_extern, s_kind, s_post_grad_nodes, s_fx_nodes, s_scheduler_nodes, s_fusion_group, s_buffers,
+ s_source_lines, s_evidence, s_line) = (LaunchLink.__dict__[name].__set__ for name in _LAUNCH_FIELDS)
 
 
 def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per_launch=None) -> bool:
