@@ -27,8 +27,9 @@ REASONS = {
 }
 
 
+@lru_cache(maxsize=4096)
 def op_name(target: str) -> str:
-    """`aten.view.default` -> `view`; `prims.iota.default` -> `iota`."""
+    """`aten.view.default` -> `view`; `prims.iota.default` -> `iota` (a graph repeats its targets)."""
     parts = target.split(".")
     return parts[1] if len(parts) >= 2 else target
 
