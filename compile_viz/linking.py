@@ -546,10 +546,13 @@ def _aot_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, se
     near_of = _Near(by_name, users, {name: _mask(s) for name, s in matched.items()})
     found = {name: tuple(sorted(s)) for name, s in matched.items()}
     bits_of: dict[int, tuple[int, ...]] = {}  # nodes near the same launches share one tuple
+    packets: dict[str, str] = {}  # target -> its "aten.op" packet
     for n in aot.nodes:
         if n.op != "call_function" or n.name in found:
             continue
-        packet = ".".join(n.target.split(".")[:2])
+        packet = packets.get(n.target)
+        if packet is None:
+            packet = packets[n.target] = ".".join(n.target.split(".")[:2])
         mask = with_packet.get(packet)
         by_aten = near_of(n.name) & mask if mask else 0
         if by_aten and n.source is not None:  # the same op's other launches next door (mm + bias kernel)
@@ -735,14 +738,20 @@ def _group_links(graph: GraphParse, placement: dict[int, SchedulerNode], launche
         members = node.members or (node.name,)
         fused_away = _fused_away(node, members, by_group.get(node.name, ()), launches) if len(members) > 1 else ()
         link = _NEW(GroupLink)
-        for put, value in zip(_GROUP_SLOTS, (node.name, node.kind, tuple(members), node.buffer_names, fused_away,
-                                             tuple(sorted(by_group.get(node.name, ())))), strict=True):
-            put(link, value)
+        g_name(link, node.name)
+        g_kind(link, node.kind)
+        g_members(link, tuple(members))
+        g_buffers(link, node.buffer_names)
+        g_fused_away(link, fused_away)
+        placed = by_group.get(node.name)
+        g_launches(link, () if placed is None else tuple(placed) if len(placed) < 2 else tuple(sorted(placed)))
         out.append(link)
     return tuple(out)
 
 
-_GROUP_SLOTS = tuple(GroupLink.__dict__[f.name].__set__ for f in fields(GroupLink))
+_GROUP_FIELDS = ("name", "kind", "members", "buffers", "fused_away", "launches")
+assert set(_GROUP_FIELDS) == {f.name for f in fields(GroupLink)}  # each set below, by name
+g_name, g_kind, g_members, g_buffers, g_fused_away, g_launches = (GroupLink.__dict__[f].__set__ for f in _GROUP_FIELDS)
 
 
 def _fused_away(node: SchedulerNode, members, placed: list[int], launches) -> tuple[str, ...]:
@@ -760,8 +769,9 @@ def _fused_away(node: SchedulerNode, members, placed: list[int], launches) -> tu
 def _users(fx: FxGraph) -> dict[str, list[str]]:
     users: dict[str, list[str]] = defaultdict(list)
     for n in fx.nodes:
+        name = n.name
         for a in n.args:
-            users[a].append(n.name)
+            users[a].append(name)
     return users
 
 
