@@ -395,21 +395,26 @@ class _Matcher:
         used = {start.name}
         steps, pending = plan
         nodes, users = self.nodes, self.users
-        for t, through_users, ref, k in steps:
+        # `_same_op(t, g)` written out, each test once per candidate
+        for t, through_users, ref, k, target, nargs, dtype, shape, constants in steps:
             gref = mapping[ref]
             if through_users:  # t uses a mapped node: look among that node's users
-                target = t.target
                 for u in users.get(gref, ()):
                     g = nodes[u]
-                    if g.target == target and len(g.args) > k and g.args[k] == gref and u not in used and _same_op(t, g):
+                    args = g.args
+                    if (g.target == target and len(args) == nargs and args[k] == gref and u not in used
+                            and g.dtype == dtype and g.shape == shape and g.constants == constants):
                         cand = u
                         break
                 else:
                     return None
             else:  # a mapped node uses t: look at that node's args
-                g = nodes[gref]
-                if len(g.args) > k and g.args[k] not in used and _same_op(t, nodes[g.args[k]]):
-                    cand = g.args[k]
+                args = nodes[gref].args
+                if len(args) > k and (cand := args[k]) not in used:
+                    c = nodes[cand]
+                    if not (c.target == target and len(c.args) == nargs and c.dtype == dtype and c.shape == shape
+                            and c.constants == constants):
+                        return None
                 else:
                     return None
             mapping[t.name] = cand
@@ -430,7 +435,7 @@ class _Matcher:
                 used.add(hit)
         return mapping
 
-    def _plan(self, tnodes: list[FxNode]) -> tuple[list[tuple[FxNode, bool, str, int]], list[FxNode]]:
+    def _plan(self, tnodes: list[FxNode]) -> tuple[list[tuple], list[FxNode]]:
         """The order in which `_extend` maps a template's nodes, each through which mapped
         neighbour (its k-th argument's users, or the k-th argument of a node that uses it), and
         the nodes no neighbour reaches. Which neighbour is mapped depends on the template
@@ -456,6 +461,10 @@ class _Matcher:
                 mapped[t.name] = None
                 progress = True
             pending = rest
+        # each step with the template node's op, arity, dtype, shape and constants: what
+        # `_same_op` compares, read once here rather than at every candidate
+        steps = [(t, through_users, ref, k, t.target, len(t.args), t.dtype, t.shape, t.constants)
+                 for t, through_users, ref, k in steps]
         plan = self.plans[key] = (steps, pending)
         return plan
 
