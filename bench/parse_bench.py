@@ -65,6 +65,19 @@ def timed(fn, repeat, setup=None):
     return result, times
 
 
+def host_check(repeat: int = 15) -> float:
+    """Median ms of a fixed pure-Python loop: on a shared VM the same code runs up to twice as
+    slow from one minute to the next; printed beside the figures so a slowed run shows."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        s = 0
+        for i in range(300_000):
+            s += i * i
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
 def read_deferred(parsed) -> None:
     """Read every field a parser left to be filled on first access (nodes with a `_fill`)."""
     for g in parsed:
@@ -85,6 +98,7 @@ def main() -> int:
     args = ap.parse_args()
     path = args.path or default_path()
     graphs = load(path)
+    host_before = host_check()
     nbytes = sum(len(d) for _, files in graphs for d in files.values() if d)
     mb = nbytes / 1e6
     parsed, parse_ms = timed(lambda: parse_all(graphs), args.repeat)
@@ -114,6 +128,8 @@ def main() -> int:
     if link_ms:
         print(f"link:  median {statistics.median(link_ms):.1f} ms (min {min(link_ms):.1f}) for all graphs, "
               "on a fresh parse each run")
+    print(f"host check (a fixed loop, median ms; higher = a slowed host): {host_before:.1f} before, "
+          f"{host_check():.1f} after")
     return 0
 
 
