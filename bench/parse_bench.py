@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import argparse
 import glob
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -91,43 +93,64 @@ def read_deferred(parsed) -> None:
             la.args  # noqa: B018
 
 
+def phase_times(phase: str, graphs, repeat: int) -> list[float]:
+    """ms of each run of one phase: parse, full (parse and read every deferred field), link."""
+    if phase == "parse":
+        return timed(lambda: parse_all(graphs), repeat)[1]
+    if phase == "full":
+        return timed(lambda: read_deferred(parse_all(graphs)), repeat)[1]
+    from compile_viz.linking import build_index
+
+    # a fresh parse for every run, so that the fields linking reads first are paid for here
+    return timed(lambda p: [build_index(g) for g in p], repeat, setup=lambda: parse_all(graphs))[1]
+
+
+def in_own_process(phase: str, path: str, repeat: int) -> list[float]:
+    """Run phase_times in a new interpreter: one phase's heap does not slow the next (after 50
+    parses and full reads in the same process, linking measured 5-10 ms more)."""
+    out = subprocess.run([sys.executable, __file__, path, "--repeat", str(repeat), "--phase", phase],
+                         check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def summary(ms: list[float]) -> str:
+    return f"median {statistics.median(ms):.1f} ms (min {min(ms):.1f}, max {max(ms):.1f})"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("path", nargs="?", default=None)
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--phase", choices=("parse", "full", "link", "one-process"), default=None,
+                    help="run one phase here and print its times as JSON (used by the bench itself)")
     args = ap.parse_args()
     path = args.path or default_path()
     graphs = load(path)
+    if args.phase == "one-process":  # every phase in this process, in turn: how the bench ran before
+        print(json.dumps([phase_times(p, graphs, args.repeat) for p in ("parse", "full", "link")][-1]))
+        return 0
+    if args.phase:
+        print(json.dumps(phase_times(args.phase, graphs, args.repeat)))
+        return 0
+
     host_before = host_check()
+    parse_ms, full_ms, link_ms, link_after_ms = (
+        in_own_process(p, path, args.repeat) for p in ("parse", "full", "link", "one-process"))
     nbytes = sum(len(d) for _, files in graphs for d in files.values() if d)
     mb = nbytes / 1e6
-    parsed, parse_ms = timed(lambda: parse_all(graphs), args.repeat)
-    # parsers leave some fields to be read on first access: time a parse that reads them all too
-    _, full_ms = timed(lambda: read_deferred(parse_all(graphs)), args.repeat)
-
-    try:
-        from compile_viz.linking import build_index
-    except ImportError:
-        build_index = None
-    link_ms = []
-    if build_index is not None:
-        # a fresh parse for every run, so that the fields linking reads first are paid for here
-        _, link_ms = timed(lambda p: [build_index(g) for g in p], args.repeat, setup=lambda: parse_all(graphs))
-
     lines_total = sum(d.count(b"\n") for _, files in graphs for d in files.values() if d)
     print(f"capture: {path}")
     print(f"graphs: {len(graphs)}, artifacts: {mb:.2f} MB, {lines_total} lines, cpu count {os.cpu_count()}")
-    for g in parsed:
+    for g in parse_all(graphs):
         oc = g.output_code
         print(f"  {g.folder.name}: {len(g.post_grad_graph.nodes) if g.post_grad_graph else 0} post-grad nodes, "
               f"{len(oc.kernels) if oc else 0} kernels, {len(oc.launches) if oc else 0} launches")
+    print(f"each phase in its own process, {args.repeat} runs:")
     med = statistics.median(parse_ms)
-    print(f"parse: median {med:.1f} ms (min {min(parse_ms):.1f}, max {max(parse_ms):.1f}) over {args.repeat} runs; "
-          f"{med / mb:.1f} ms per MB")
-    print(f"parse, every field read: median {statistics.median(full_ms):.1f} ms (min {min(full_ms):.1f})")
-    if link_ms:
-        print(f"link:  median {statistics.median(link_ms):.1f} ms (min {min(link_ms):.1f}) for all graphs, "
-              "on a fresh parse each run")
+    print(f"parse: {summary(parse_ms)}; {med / mb:.1f} ms per MB")
+    print(f"parse, every field read: {summary(full_ms)}")
+    print(f"link:  {summary(link_ms)} for all graphs, on a fresh parse each run")
+    print(f"link, in one process after the parse and full-read runs: {summary(link_after_ms)}")
     print(f"host check (a fixed loop, median ms; higher = a slowed host): {host_before:.1f} before, "
           f"{host_check():.1f} after")
     return 0
