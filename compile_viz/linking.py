@@ -110,7 +110,7 @@ assert set(_LAUNCH_FIELDS) == {f.name for f in fields(LaunchLink)}  # each set b
 
 def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per_launch=None) -> bool:
     """Add (launches, no-kernel reason) per node of `fx` to `out`, the raw dict of a NodeLinks;
-    `found` holds sets, or tuples already sorted. With `per_launch`, append each node's name to
+    `found` holds sorted lists or tuples of launch indices. With `per_launch`, append each node's name to
     its launches' lists too, in graph order; return whether the node names were all distinct
     (else those lists hold repeats)."""
     get, get_users = found.get, users.get
@@ -119,8 +119,7 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per
         name = n.name
         hits = get(name)
         if hits:
-            out[(graph_name, name)] = (
-                hits if type(hits) is tuple or len(hits) == 1 and (hits := tuple(hits)) else tuple(sorted(hits)), "")
+            out[(graph_name, name)] = (hits if type(hits) is tuple else tuple(hits), "")
             if per_launch is not None:
                 for i in hits:
                     per_launch[i].append(name)
@@ -510,7 +509,7 @@ def _op_matches(target: str, op: str) -> bool:
     return len(parts) >= 2 and parts[1] == op
 
 
-def _inherit_tuple_elements(post: FxGraph | None, found: dict[str, set[int]]) -> None:
+def _inherit_tuple_elements(post: FxGraph | None, found: dict[str, list[int]]) -> None:
     """`getitem` of a multi-output node runs in the kernels of its parent (or of its users)."""
     if post is None:
         return
@@ -518,13 +517,13 @@ def _inherit_tuple_elements(post: FxGraph | None, found: dict[str, set[int]]) ->
         if n.target == "operator.getitem" and n.name not in found and n.args:
             parent = found.get(n.args[0])
             if parent:
-                found[n.name] = set(parent)
+                found[n.name] = parent  # read only from here on
 
 
 # ----------------------------------------------------------------------------- AOT graph
 
 
-def _aot_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, set[int]], launches, post_sets,
+def _aot_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, list[int]], launches, post_sets,
                   users) -> dict[str, tuple[int, ...]]:
     """AOT node -> launches, sorted: by name when the post-grad graph kept the node; else the launches
     of nearby name-matched nodes whose "Original ATen" comment names this node's op; else those
@@ -553,7 +552,7 @@ def _aot_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, se
             with_packet[packet] = with_packet.get(packet, 0) | bit
     matched = found
     near_of = _Near(by_name, users, {name: _mask(s) for name, s in matched.items()})
-    found = {name: tuple(sorted(s)) for name, s in matched.items()}
+    found = {name: tuple(s) for name, s in matched.items()}  # sorted lists, from _invert
     bits_of: dict[int, tuple[int, ...]] = {}  # nodes near the same launches share one tuple
     packets: dict[str, str] = {}  # target -> its "aten.op" packet
     for n in aot.nodes:
@@ -625,9 +624,14 @@ class _Near:
     def _adjacent(self, name: str) -> list[str]:
         adj = self.adjacent.get(name)
         if adj is None:
-            calls = self.calls
-            adj = self.adjacent[name] = [*[x for x in self.users.get(name, ()) if x in calls],
-                                         *[x for x in self.by_name[name].args if x in calls]]
+            # a node that is not an op (a graph input, the output) has no launches and leads
+            # nowhere: the walk stops there
+            if name in self.calls:
+                by_name = self.by_name
+                adj = [*self.users.get(name, ()), *[x for x in by_name[name].args if x in by_name]]
+            else:
+                adj = []
+            self.adjacent[name] = adj
         return adj
 
     def _one(self, name: str) -> int:
@@ -671,7 +675,7 @@ def _nearest(start: FxNode, users, by_name, found, *, forward: bool) -> set[int]
                 o = by_name[other]
                 same_line = line is None or (o.source is not None and o.source.line == line)
                 if other in found and same_line:
-                    hits |= found[other]
+                    hits.update(found[other])
                 elif o.op == "call_function":
                     nxt.append(other)
         if hits:
@@ -800,11 +804,12 @@ def _lines_of_nodes(fx: FxGraph | None) -> dict[str, tuple[str, int] | None]:
     return {n.name: (n.source.file, n.source.line) if n.source is not None else None for n in fx.nodes} if fx else {}
 
 
-def _invert(sets: list[set[str]]) -> dict[str, set[int]]:
-    out: dict[str, set[int]] = defaultdict(set)
+def _invert(sets: list[set[str]]) -> dict[str, list[int]]:
+    """Node -> the launches whose set holds it, in order (appended in order: no sort needed)."""
+    out: dict[str, list[int]] = defaultdict(list)
     for i, names in enumerate(sets):
         for n in names:
-            out[n].add(i)
+            out[n].append(i)
     return out
 
 
@@ -826,7 +831,7 @@ def _source_lines(pg, post_lines, fx_nodes, aot_lines) -> tuple[tuple[str, int],
 
 def _summary(graph: GraphParse, links: list[LaunchLink], groups, post_by_name: dict[str, FxNode]) -> GraphSummary:
     def ops(fx):
-        return sum(1 for n in fx.nodes if n.op == "call_function" and n.target != "operator.getitem") if fx else 0
+        return len([1 for n in fx.nodes if n.op == "call_function" and n.target != "operator.getitem"]) if fx else 0
 
     kernel_launches = [la for la in links if not la.is_extern]
     post = graph.post_grad_graph
@@ -840,6 +845,6 @@ def _summary(graph: GraphParse, links: list[LaunchLink], groups, post_by_name: d
         kernels=len(oc.kernels) if oc else 0,
         launches=len(kernel_launches),
         extern_calls=len(links) - len(kernel_launches),
-        fusion_groups=sum(1 for g in groups if len(g.members) > 1),
+        fusion_groups=len([1 for g in groups if len(g.members) > 1]),
         ops_per_kernel=round(len(fused_ops) / len(kernel_launches), 2) if kernel_launches else 0.0,
     )
