@@ -773,7 +773,7 @@ def _fused_away(node: SchedulerNode, members, placed: list[int], launches) -> tu
     passed = set()
     for i in placed:
         passed |= set(launches[i].buffers) | set(launches[i].outputs)
-    return tuple(b.name for b in node.outputs if b.users and set(b.users) <= inside and b.name not in passed)
+    return tuple(name for name, users in node.buffer_users if users and set(users) <= inside and name not in passed)
 
 
 # ----------------------------------------------------------------------------- helpers

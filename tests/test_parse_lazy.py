@@ -63,9 +63,11 @@ def test_fast_path_matches_line_by_line(name, monkeypatch):
     for k, path in enumerate(files):
         for data in _variants(path.read_bytes(), k):
             result = parser(data, path=name)
-            if hasattr(result, "member_nodes"):  # buffer names alone, read before the buffers
+            if hasattr(result, "member_nodes"):  # buffer names (and users) alone, read before the buffers
                 for node in result.nodes + result.member_nodes:
-                    assert node.buffer_names == tuple(b.name for b in node.outputs), (path, node.name)
+                    names, users = node.buffer_names, node.buffer_users
+                    assert names == tuple(b.name for b in node.outputs), (path, node.name)
+                    assert users == tuple((b.name, b.users) for b in node.outputs), (path, node.name)
             fast = plain(result)
             with monkeypatch.context() as m:
                 for pattern in patterns:  # the next one in, then every line through the line reader

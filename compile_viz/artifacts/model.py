@@ -194,6 +194,15 @@ class SchedulerNode:
             return fn("buffer_names", *args)["buffer_names"]
         return tuple(b.name for b in self.outputs)
 
+    @cached_property
+    def buffer_users(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(buffer, its users) per output buffer: the outputs without their layouts."""
+        d = self.__dict__
+        if "outputs" not in d and "_fill" in d:  # without parsing the layouts
+            fn, args = d["_fill"]
+            return fn("buffer_users", *args)["buffer_users"]
+        return tuple((b.name, b.users) for b in self.outputs)
+
 
 @dataclass(frozen=True, slots=True)
 class FusionGroup:

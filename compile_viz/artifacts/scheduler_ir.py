@@ -412,6 +412,8 @@ def _node_details(field: str, text: str, b: _Node) -> dict:
     if field == "buffer_names":
         names = b.names if b.names is not None and len(b.outputs) == 1 else _buffer_names_of(text, b.outputs)
         return {"buffer_names": names}
+    if field == "buffer_users":
+        return {"buffer_users": _buffer_users_of(text, b.outputs)}
     if field == "loop_body_ops":
         return {"loop_body_ops": tuple(_ops_of(text, b.ops))}
     attrs = _attrs_of(text, b)
@@ -492,6 +494,34 @@ def _buffer_names_of(text: str, parts: list) -> tuple[str, ...]:
         entries = part if isinstance(part, list) else _read_outputs(text, part, None)[0]
         out.extend(o[0] for o in entries)
     return tuple(out)
+
+
+def _buffer_users_of(text: str, parts: list) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(name, users) of each of `_buffers_of(text, parts)`, without reading the layouts where the
+    block is in its usual shape."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for part in parts:
+        if not isinstance(part, list):
+            fast = _fast_users(text, part)
+            if fast is not None:
+                out.extend(fast)
+                continue
+        entries = part if isinstance(part, list) else _read_outputs(text, part, None)[0]
+        out.extend((o[0], parse_users(o[3])) for o in entries)
+    return tuple(out)
+
+
+def _fast_users(text: str, pos: int) -> list[tuple[str, tuple[str, ...]]] | None:
+    """What `_fast_entries` would read at `pos`, less the layouts; None exactly when it would."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    match = ENTRY_FAST.match
+    while not text.startswith("]", pos):
+        m = match(text, pos)
+        if m is None:
+            return None
+        out.append((m.group(1), tuple(a or b for a, b in USER.findall(text, m.end(3), m.end()))))
+        pos = m.end()
+    return out
 
 
 def _fast_names(text: str, pos: int) -> list[str] | None:
