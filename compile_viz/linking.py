@@ -534,7 +534,9 @@ def _aot_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, li
     for n in aot.nodes:
         if n.op == "call_function" and n.name in post_found:
             p = post_by_name.get(n.name)
-            if p is not None and p.target == n.target:
+            # the same node: same op, or a view the post-grad passes turned into another view
+            # (`view` -> `reshape`, which keeps the node's name)
+            if p is not None and (p.target == n.target or op_name(p.target) in VIEW_OPS and op_name(n.target) in VIEW_OPS):
                 found[n.name] = post_found[n.name]
     by_name = {n.name: n for n in aot.nodes}
     with_line: dict[int, int] = {}  # user source line -> launches that run it, as a bit mask

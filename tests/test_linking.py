@@ -79,6 +79,14 @@ def test_aot_nodes_near_the_saved_tensors_stay_in_their_layer():
     assert idx.node("view", AOT).launches == (5, 6)  # the qkv addmm of layer 0 and its attention
     widest = max(len(link.launches) for (graph, _), link in idx.nodes.items() if graph == AOT)
     assert widest <= 16, widest
+    # the post-grad passes turn `view` into `reshape` and keep the name: the same node, the same launches
+    post = {n.name: n for n in g.post_grad_graph.nodes}
+    renamed = [n.name for n in g.fx_graph.nodes
+               if n.target == "aten.view.default" and n.name in post and post[n.name].target == "aten.reshape.default"
+               and idx.node(n.name, POST_GRAD).launches]
+    assert len(renamed) > 50
+    for name in renamed:
+        assert idx.node(name, AOT).launches == idx.node(name, POST_GRAD).launches, name
 
 
 def _agreement(sources):
