@@ -253,6 +253,10 @@ def _constants(field: str, arg_text: str, args: tuple[str, ...]) -> dict:
     """
     if arg_text == ", ".join(args):  # only other nodes, each once (`mul(a, b)`): nothing else
         return {"constants": ()}
+    if len(args) == 1 and arg_text.startswith(args[0] + ", ") and args[0] not in (rest := arg_text[len(args[0]) + 2 :]):
+        # `sum(x, [1], True)`: the node first, then only constants (the first comma is at the
+        # top level, so the rest splits as the whole would)
+        return {"constants": tuple(split_top_level(rest))}
     used = set(args)
     findall = IDENT.findall
     return {"constants": tuple([
