@@ -525,9 +525,10 @@ def _inherit_tuple_elements(post: FxGraph | None, found: dict[str, list[int]]) -
 
 def _aot_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, list[int]], launches, post_sets,
                   users) -> dict[str, tuple[int, ...]]:
-    """AOT node -> launches, sorted: by name when the post-grad graph kept the node; else the launches
-    of nearby name-matched nodes whose "Original ATen" comment names this node's op; else those
-    of the nearest name-matched users (then arguments) from the same source line."""
+    """AOT node -> launches, sorted: by name when the post-grad graph kept the node (the same op,
+    or a view the post-grad passes made another view); else the launches of name-matched ops
+    within three edges whose "Original ATen" comment names this node's op; else those of the
+    nearest name-matched users (then arguments) from the same source line."""
     if aot is None or not post_by_name:
         return {}
     found: dict[str, set[int]] = {}
