@@ -189,9 +189,11 @@ class SchedulerNode:
     @cached_property
     def buffer_names(self) -> tuple[str, ...]:
         d = self.__dict__
-        if "outputs" not in d and "_fill" in d:  # the names alone, without layouts and users
+        if "outputs" not in d and "_fill" in d:  # without parsing the layouts
             fn, args = d["_fill"]
-            return fn("buffer_names", *args)["buffer_names"]
+            found = fn("buffer_names", *args)
+            d.update(found)  # with buffer_users, when it was read on the way
+            return found["buffer_names"]
         return tuple(b.name for b in self.outputs)
 
     @cached_property

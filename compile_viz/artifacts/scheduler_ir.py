@@ -105,7 +105,7 @@ ENTRY_FAST = re.compile(_entry(r"(\w+)", r"(\w+)", ("(", ")")))
 # the next line cannot continue it; the line reader would read it the same way), values split
 # over lines, layout aliases and blank lines; and, in that order, at most one outputs block and
 # at most one loop body (indented and blank lines), whose places the match keeps (and the buffer's
-# name, when the block holds one entry of ENTRY_FAST's shape: all `_fast_names` would read). The node's
+# name, when the block holds one entry of ENTRY_FAST's shape: the name `_fast_entries` would read). The node's
 # attributes are found again inside its span when first read. Whatever the pattern leaves (an
 # odd line, another node's attribute, a second outputs block) goes to CHUNK and the line reader.
 _NODE_LINE = (
@@ -409,11 +409,11 @@ def _node_details(field: str, text: str, b: _Node) -> dict:
     """A SchedulerNode field read on first access, from its builder `b`."""
     if field == "outputs":
         return {"outputs": _buffers_of(text, b.outputs)}
-    if field == "buffer_names":
-        names = b.names if b.names is not None and len(b.outputs) == 1 else _buffer_names_of(text, b.outputs)
-        return {"buffer_names": names}
-    if field == "buffer_users":
-        return {"buffer_users": _buffer_users_of(text, b.outputs)}
+    if field == "buffer_names" and b.names is not None and len(b.outputs) == 1:
+        return {"buffer_names": b.names}  # read by NODE
+    if field in ("buffer_names", "buffer_users"):  # one pass gives both (linking reads both of a group)
+        users = _buffer_users_of(text, b.outputs)
+        return {"buffer_users": users, "buffer_names": tuple(name for name, _ in users)}
     if field == "loop_body_ops":
         return {"loop_body_ops": tuple(_ops_of(text, b.ops))}
     attrs = _attrs_of(text, b)
@@ -481,21 +481,6 @@ def _buffers_of(text: str, parts: list) -> tuple[Buffer, ...]:
     return tuple(out)
 
 
-def _buffer_names_of(text: str, parts: list) -> tuple[str, ...]:
-    """The names of `_buffers_of(text, parts)`, without reading layouts and users where the block
-    is in its usual shape."""
-    out: list[str] = []
-    for part in parts:
-        if not isinstance(part, list):
-            fast = _fast_names(text, part)
-            if fast is not None:
-                out.extend(fast)
-                continue
-        entries = part if isinstance(part, list) else _read_outputs(text, part, None)[0]
-        out.extend(o[0] for o in entries)
-    return tuple(out)
-
-
 def _buffer_users_of(text: str, parts: list) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """(name, users) of each of `_buffers_of(text, parts)`, without reading the layouts where the
     block is in its usual shape."""
@@ -520,19 +505,6 @@ def _fast_users(text: str, pos: int) -> list[tuple[str, tuple[str, ...]]] | None
         if m is None:
             return None
         out.append((m.group(1), tuple(a or b for a, b in USER.findall(text, m.end(3), m.end()))))
-        pos = m.end()
-    return out
-
-
-def _fast_names(text: str, pos: int) -> list[str] | None:
-    """The buffer names `_fast_entries` would read at `pos`; None exactly when it would."""
-    out: list[str] = []
-    match = ENTRY_FAST.match
-    while not text.startswith("]", pos):
-        m = match(text, pos)
-        if m is None:
-            return None
-        out.append(m.group(1))
         pos = m.end()
     return out
 
