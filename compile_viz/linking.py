@@ -526,19 +526,29 @@ def _inherit_tuple_elements(post: FxGraph | None, found: dict[str, list[int]]) -
 def _aot_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, list[int]], launches, post_sets,
                   users) -> dict[str, tuple[int, ...]]:
     """AOT node -> launches, sorted: by name when the post-grad graph kept the node (the same op,
-    or a view the post-grad passes made another view); else the launches of name-matched ops
-    within three edges whose "Original ATen" comment names this node's op; else those of the
-    nearest name-matched users (then arguments) from the same source line."""
+    or a view the post-grad passes made another view; a view it kept with no launches has none
+    here either); else the launches of name-matched ops within three edges whose "Original ATen"
+    comment names this node's op; else those of the nearest name-matched users (then arguments)
+    from the same source line."""
     if aot is None or not post_by_name:
         return {}
-    found: dict[str, set[int]] = {}
+    found: dict[str, list[int]] = {}
+    views: set[str] = set()  # views the post-grad graph kept as views: they run where it says, or nowhere
     for n in aot.nodes:
-        if n.op == "call_function" and n.name in post_found:
-            p = post_by_name.get(n.name)
-            # the same node: same op, or a view the post-grad passes turned into another view
-            # (`view` -> `reshape`, which keeps the node's name)
-            if p is not None and (p.target == n.target or op_name(p.target) in VIEW_OPS and op_name(n.target) in VIEW_OPS):
+        if n.op != "call_function" or (p := post_by_name.get(n.name)) is None:
+            continue
+        # the same node: same op, or a view the post-grad passes turned into another view
+        # (`view` -> `reshape`, which keeps the node's name)
+        if p.target == n.target or op_name(p.target) in VIEW_OPS and op_name(n.target) in VIEW_OPS:
+            if n.name in post_found:
                 found[n.name] = post_found[n.name]
+            elif op_name(n.target) in VIEW_OPS:
+                views.add(n.name)
+    matched = found
+    found = {name: tuple(s) for name, s in matched.items()}  # sorted lists, from _invert
+    pending = [n for n in aot.nodes if n.op == "call_function" and n.name not in found and n.name not in views]
+    if not pending:  # every op kept its name: the neighbourhoods below are not needed
+        return found
     by_name = {n.name: n for n in aot.nodes}
     with_line: dict[int, int] = {}  # user source line -> launches that run it, as a bit mask
     for i, names in enumerate(post_sets):
@@ -553,13 +563,11 @@ def _aot_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, li
         bit = 1 << i
         for packet in la.comments.original_aten:
             with_packet[packet] = with_packet.get(packet, 0) | bit
-    matched = found
-    near_of = _Near(by_name, users, {name: _mask(s) for name, s in matched.items()})
-    found = {name: tuple(s) for name, s in matched.items()}  # sorted lists, from _invert
+    near_of = _Near(by_name, users, _Masks(matched))
     bits_of: dict[int, tuple[int, ...]] = {}  # nodes near the same launches share one tuple
     packets: dict[str, str] = {}  # target -> its "aten.op" packet
-    for n in aot.nodes:
-        if n.op != "call_function" or n.name in found:
+    for n in pending:
+        if n.name in found:  # a name seen twice
             continue
         packet = packets.get(n.target)
         if packet is None:
@@ -580,6 +588,20 @@ def _aot_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, li
         if hits:
             found[n.name] = tuple(sorted(hits))
     return found
+
+
+class _Masks(dict):
+    """Node name -> its launches as a bit mask (0 for none), made on first lookup from `lists`:
+    only the nodes near the few ops that did not keep their names are asked for."""
+
+    def __init__(self, lists: dict[str, list[int]]) -> None:
+        super().__init__()
+        self.lists = lists
+
+    def __missing__(self, name: str) -> int:
+        launches = self.lists.get(name)
+        mask = self[name] = _mask(launches) if launches else 0
+        return mask
 
 
 def _mask(launches) -> int:
@@ -612,7 +634,7 @@ class _Near:
     once, not once per node near it.
     """
 
-    def __init__(self, by_name: dict[str, FxNode], users, found: dict[str, int]) -> None:
+    def __init__(self, by_name: dict[str, FxNode], users, found: _Masks) -> None:
         self.by_name = by_name
         self.users = users
         self.found = found
@@ -638,16 +660,16 @@ class _Near:
         return adj
 
     def _one(self, name: str) -> int:
-        get = self.found.get
-        hits = get(name, 0)
+        found = self.found
+        hits = found[name]
         for other in self._adjacent(name):
-            hits |= get(other, 0)
+            hits |= found[other]
         self.one[name] = hits
         return hits
 
     def _two(self, name: str) -> int:
         one = self.one.get
-        hits = self.found.get(name, 0)
+        hits = self.found[name]
         for other in self._adjacent(name):
             h = one(other)
             hits |= self._one(other) if h is None else h

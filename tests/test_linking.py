@@ -76,17 +76,22 @@ def test_aot_nodes_near_the_saved_tensors_stay_in_their_layer():
     make every AOT node near every other (a `view` of layer 0 once mapped to 86 launches)."""
     (g,) = [g for g in _graphs(ROOT / "sample_runs" / "gpt_small.zip") if g.kind == "forward"]
     idx = build_index(g)
-    assert idx.node("view", AOT).launches == (5, 6)  # the qkv addmm of layer 0 and its attention
     widest = max(len(link.launches) for (graph, _), link in idx.nodes.items() if graph == AOT)
     assert widest <= 16, widest
-    # the post-grad passes turn `view` into `reshape` and keep the name: the same node, the same launches
+    # the post-grad passes turn `view` into `reshape` and keep the name: the same node, the same
+    # launches, or none and the same reason
     post = {n.name: n for n in g.post_grad_graph.nodes}
     renamed = [n.name for n in g.fx_graph.nodes
-               if n.target == "aten.view.default" and n.name in post and post[n.name].target == "aten.reshape.default"
-               and idx.node(n.name, POST_GRAD).launches]
-    assert len(renamed) > 50
+               if n.target == "aten.view.default" and n.name in post and post[n.name].target == "aten.reshape.default"]
+    assert len(renamed) > 100
+    with_launches = 0
     for name in renamed:
-        assert idx.node(name, AOT).launches == idx.node(name, POST_GRAD).launches, name
+        aot, post_grad = idx.node(name, AOT), idx.node(name, POST_GRAD)
+        assert aot.launches == post_grad.launches, name
+        assert aot.no_kernel_reason == post_grad.no_kernel_reason, name
+        with_launches += bool(aot.launches)
+    assert with_launches > 50
+    assert idx.node("view", AOT).no_kernel_reason.startswith("view")  # layer 0's, folded into the qkv addmm
 
 
 def _agreement(sources):
