@@ -468,8 +468,19 @@ def _outputs_of(text: str, parts: list) -> list[list]:
 
 
 def _buffers_of(text: str, parts: list) -> tuple[Buffer, ...]:
-    """The Buffers of a node's outputs blocks; the usual entries of a checked block by ENTRY_FAST."""
-    out: list[Buffer] = []
+    """The Buffers of a node's outputs blocks."""
+    return tuple(Buffer(name, ir_type, _layout(layout), users) for name, ir_type, layout, users in _raw_buffers(text, parts))
+
+
+def _buffer_users_of(text: str, parts: list) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """(name, users) of each of `_buffers_of(text, parts)`, without parsing the layouts."""
+    return tuple((name, users) for name, _, _, users in _raw_buffers(text, parts))
+
+
+def _raw_buffers(text: str, parts: list) -> list[tuple[str, str, str, tuple[str, ...]]]:
+    """(name, ir_type, layout text, users) of each buffer of a node's outputs blocks; the usual
+    entries of a checked block by ENTRY_FAST, any other block by `_read_outputs`."""
+    out: list[tuple[str, str, str, tuple[str, ...]]] = []
     for part in parts:
         if not isinstance(part, list):
             fast = _fast_entries(text, part)
@@ -477,48 +488,20 @@ def _buffers_of(text: str, parts: list) -> tuple[Buffer, ...]:
                 out.extend(fast)
                 continue
         entries = part if isinstance(part, list) else _read_outputs(text, part, None)[0]
-        out.extend(Buffer(o[0], o[1], _layout(o[2]), parse_users(o[3])) for o in entries)
-    return tuple(out)
-
-
-def _buffer_users_of(text: str, parts: list) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """(name, users) of each of `_buffers_of(text, parts)`, without reading the layouts where the
-    block is in its usual shape."""
-    out: list[tuple[str, tuple[str, ...]]] = []
-    for part in parts:
-        if not isinstance(part, list):
-            fast = _fast_users(text, part)
-            if fast is not None:
-                out.extend(fast)
-                continue
-        entries = part if isinstance(part, list) else _read_outputs(text, part, None)[0]
-        out.extend((o[0], parse_users(o[3])) for o in entries)
-    return tuple(out)
-
-
-def _fast_users(text: str, pos: int) -> list[tuple[str, tuple[str, ...]]] | None:
-    """What `_fast_entries` would read at `pos`, less the layouts; None exactly when it would."""
-    out: list[tuple[str, tuple[str, ...]]] = []
-    match = ENTRY_FAST.match
-    while not text.startswith("]", pos):
-        m = match(text, pos)
-        if m is None:
-            return None
-        out.append((m.group(1), tuple(a or b for a, b in USER.findall(text, m.end(3), m.end()))))
-        pos = m.end()
+        out.extend((o[0], o[1], o[2], parse_users(o[3])) for o in entries)
     return out
 
 
-def _fast_entries(text: str, pos: int) -> list[Buffer] | None:
-    """The Buffers of the checked block whose entries start at `pos`; None if one is unusual."""
-    out: list[Buffer] = []
+def _fast_entries(text: str, pos: int) -> list[tuple[str, str, str, tuple[str, ...]]] | None:
+    """`_raw_buffers` of the checked block whose entries start at `pos`; None if one is unusual."""
+    out: list[tuple[str, str, str, tuple[str, ...]]] = []
     match = ENTRY_FAST.match
     while not text.startswith("]", pos):
         m = match(text, pos)
         if m is None:
             return None
         users = tuple(a or b for a, b in USER.findall(text, m.end(3), m.end()))
-        out.append(Buffer(m.group(1), m.group(2), _layout(m.group(3)), users))
+        out.append((m.group(1), m.group(2), m.group(3), users))
         pos = m.end()
     return out
 
