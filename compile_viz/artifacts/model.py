@@ -188,22 +188,25 @@ class SchedulerNode:
 
     @cached_property
     def buffer_names(self) -> tuple[str, ...]:
-        d = self.__dict__
-        if "outputs" not in d and "_fill" in d:  # without parsing the layouts
-            fn, args = d["_fill"]
-            found = fn("buffer_names", *args)
-            d.update(found)  # with buffer_users, when it was read on the way
-            return found["buffer_names"]
-        return tuple(b.name for b in self.outputs)
+        found = self._outputs_apart("buffer_names")
+        return found["buffer_names"] if found else tuple(b.name for b in self.outputs)
 
     @cached_property
     def buffer_users(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """(buffer, its users) per output buffer: the outputs without their layouts."""
+        found = self._outputs_apart("buffer_users")
+        return found["buffer_users"] if found else tuple((b.name, b.users) for b in self.outputs)
+
+    def _outputs_apart(self, field: str) -> dict | None:
+        """`field` from the parser without parsing the layouts, while `outputs` is unread (None
+        after); what the parser read on the way (names with users) is kept too."""
         d = self.__dict__
-        if "outputs" not in d and "_fill" in d:  # without parsing the layouts
-            fn, args = d["_fill"]
-            return fn("buffer_users", *args)["buffer_users"]
-        return tuple((b.name, b.users) for b in self.outputs)
+        if "outputs" in d or "_fill" not in d:
+            return None
+        fn, args = d["_fill"]
+        found = fn(field, *args)
+        d.update(found)
+        return found
 
 
 @dataclass(frozen=True, slots=True)
