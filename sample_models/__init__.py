@@ -37,7 +37,8 @@ class SampleSpec:
     input_sets: Callable[[str, Any], Sequence[tuple]] | None = None
     default_dynamic: bool | None = None
     default_train: bool = False
-    # output -> scalar loss for a training step; default: mean of squares of the first output.
+    # output -> scalar loss for a training step; default: mean of squares of the first floating
+    # tensor in the output (tensor, tuple, list, dict, dataclass or ModelOutput, depth first).
     loss: Callable[[Any], Any] | None = None
     # Captured only on a GPU in practice (minutes on a CPU); still CPU-capable.
     large: bool = False

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from compile_viz.capture import reasons
+from compile_viz.capture.default_loss import make_default_loss
 from compile_viz.capture.options import CaptureOptions
 from compile_viz.capture.protocol import format_progress
 from compile_viz.capture.userfile import ModelRef, ModelRefError, load_spec
@@ -138,12 +139,6 @@ def _resolve(torch, spec, opts: CaptureOptions) -> dict:
             "mode": opts.mode, "fullgraph": opts.fullgraph, "autocast_dtype": autocast_dtype}
 
 
-def _default_loss(out):
-    if isinstance(out, (tuple, list)):
-        out = out[0]
-    return out.float().pow(2).mean()
-
-
 def _compile_and_run(torch, spec, settings: dict, opts: CaptureOptions, result: dict) -> None:
     device, train = settings["device"], settings["train"]
     tdtype = getattr(torch, TORCH_DTYPES[settings["dtype"]])
@@ -155,7 +150,7 @@ def _compile_and_run(torch, spec, settings: dict, opts: CaptureOptions, result: 
     calls = spec.calls(device, tdtype)
     compiled = torch.compile(model, mode=None if opts.mode == "default" else opts.mode,
                              dynamic=settings["dynamic"], fullgraph=opts.fullgraph)
-    loss_fn = spec.loss or _default_loss
+    loss_fn = spec.loss or make_default_loss(lambda text: emit("compiling", text))
 
     def step(args: tuple) -> None:
         autocast = (torch.autocast(device.split(":")[0], dtype=getattr(torch, settings["autocast_dtype"]))

@@ -1,0 +1,101 @@
+"""Third-party models as a user would bring them: Hugging Face transformers, timm, torchvision.
+
+Captured on the GPU machine with the project's own CLI (`scripts/capture-third-party.sh`), each
+built from a small config (no weights are downloaded). The runs, exported as zips, are the
+fixtures in `tests/fixtures/third_party/`; `tests/test_third_party.py` hides their provenance
+JSON and compares our linking with it.
+
+`gpt2_train` also runs on the CPU in a test (a 2-layer config): a training step whose model
+returns a `ModelOutput` and whose spec gives no `loss`.
+"""
+
+from __future__ import annotations
+
+from sample_models import SampleSpec
+
+VOCAB = 512
+
+
+def _gpt2(n_layer: int = 2):
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(n_layer=n_layer, n_embd=128, n_head=4, vocab_size=VOCAB, n_positions=128)
+    return GPT2LMHeadModel(cfg)
+
+
+def build_gpt2(device, dtype):
+    return _gpt2().to(device, dtype)
+
+
+def gpt2_inputs(device, dtype):
+    import torch
+
+    return (torch.randint(0, VOCAB, (2, 32), device=device),)
+
+
+def gpt2_dynamic_inputs(device, dtype):
+    import torch
+
+    return [(torch.randint(0, VOCAB, (2, n), device=device),) for n in (32, 48)]
+
+
+def build_llama(device, dtype):
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, vocab_size=VOCAB, max_position_embeddings=128)
+    return LlamaForCausalLM(cfg).to(device, dtype)
+
+
+def build_bert(device, dtype):
+    from transformers import BertConfig, BertModel
+
+    cfg = BertConfig(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+                     vocab_size=VOCAB, max_position_embeddings=128)
+    return BertModel(cfg).to(device, dtype)
+
+
+def bert_inputs(device, dtype):
+    import torch
+
+    ids = torch.randint(0, VOCAB, (2, 32), device=device)
+    mask = torch.ones(2, 32, dtype=torch.long, device=device)
+    mask[1, 20:] = 0  # the second sequence is padded
+    return (ids, mask)
+
+
+def build_vit(device, dtype):
+    import timm
+
+    return timm.create_model("vit_tiny_patch16_224", pretrained=False, img_size=64, depth=2,
+                             num_classes=10).to(device, dtype)
+
+
+def build_mobilenet(device, dtype):
+    from torchvision.models import mobilenet_v3_small
+
+    return mobilenet_v3_small(num_classes=10).to(device, dtype)
+
+
+def image_inputs(device, dtype):
+    import torch
+
+    return (torch.randn(2, 3, 64, 64, device=device, dtype=dtype),)
+
+
+NOTE = "A third-party model built from a small config (no weights)."
+GPT2_TRAIN = SampleSpec(name="gpt2_train", title="transformers GPT-2, training step", teaching_note=NOTE,
+                        build=build_gpt2, example_inputs=gpt2_inputs, supports_training=True,
+                        default_train=True)
+GPT2_DYNAMIC = SampleSpec(name="gpt2_dynamic", title="transformers GPT-2, dynamic sequence length",
+                          teaching_note=NOTE, build=build_gpt2, example_inputs=gpt2_inputs,
+                          input_sets=gpt2_dynamic_inputs, default_dynamic=True)
+LLAMA_GQA = SampleSpec(name="llama_gqa", title="transformers Llama with grouped-query attention",
+                       teaching_note=NOTE, build=build_llama, example_inputs=gpt2_inputs,
+                       supports_training=True)
+BERT_MASK = SampleSpec(name="bert_mask", title="transformers BERT with a padding mask", teaching_note=NOTE,
+                       build=build_bert, example_inputs=bert_inputs)
+VIT = SampleSpec(name="timm_vit", title="timm ViT-Tiny (2 blocks, 64x64)", teaching_note=NOTE,
+                 build=build_vit, example_inputs=image_inputs, supports_training=True)
+MOBILENET = SampleSpec(name="mobilenet_v3", title="torchvision MobileNetV3-Small", teaching_note=NOTE,
+                       build=build_mobilenet, example_inputs=image_inputs)
