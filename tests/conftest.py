@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT.parent / "shared" / "corpus"
 GPU_CORPUS = CORPUS / "gpu-h100-torch2.11"
 SAMPLE_RUNS = ROOT / "sample_runs"
+THIRD_PARTY = ROOT / "tests" / "fixtures" / "third_party"  # H100 captures of transformers/timm/torchvision models
 ARTIFACT_NAMES = (
     "fx_graph_readable.py",
     "fx_graph_transformed.py",
@@ -55,13 +56,10 @@ def corpus_sets() -> list[Path]:
         return []
     sets = set()
     for path in glob.glob(str(CORPUS / "**" / "output_code.py"), recursive=True):
-        p = Path(path)
-        # the case folder is the one above torch_compile_debug, else the graph folder's grandparent
-        parts = p.parts
-        if "torch_compile_debug" in parts:
-            sets.add(Path(*parts[: parts.index("torch_compile_debug")]))
-        else:
-            sets.add(p.parent.parent)
+        # a set is a folder two levels down: corpus/<collection>/<set>/...
+        rel = Path(path).relative_to(CORPUS).parts
+        if len(rel) > 2:
+            sets.add(CORPUS / rel[0] / rel[1])
     return sorted(sets)
 
 

@@ -24,6 +24,7 @@ ARTIFACT_FILES = (
     "inductor_provenance_tracking_node_mappings.json",
 )
 DYNAMO_LOG = "debug.log"
+GRAPH_PARENTS = ("torchinductor", "aot_torchinductor")  # the folder of graph folders in a run
 GRAPH_KIND = re.compile(r"_(inference|forward|backward)_")
 NUMBERS = re.compile(r"\d+")
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
@@ -84,7 +85,10 @@ class ArtifactReader:
 
 
 def _natural(text: str) -> tuple:
-    return tuple(int(x) for x in NUMBERS.findall(text)) + (text,)
+    """Sort key: the numbers in the name by value (`model__0_forward_1.0` before
+    `model__0_backward_3.1`, `model__2` before `model__10`), then the name. The numbers are a
+    tuple of their own, so a key never compares a number with text."""
+    return tuple(int(x) for x in NUMBERS.findall(text)), text
 
 
 def graph_kind(name: str) -> str:
@@ -125,9 +129,10 @@ def _parent(d: str) -> str:
 
 
 def _run_of(graph_dir: str) -> str | None:
-    """The run folder above `<run>/torchinductor/<graph>`, or None if the layout is different."""
+    """The run folder above `<run>/torchinductor/<graph>` (torch 2.0: `aot_torchinductor`), or None
+    if the layout is different."""
     parent = PurePosixPath(graph_dir).parent
-    if parent.name == "torchinductor":
+    if parent.name in GRAPH_PARENTS:
         return _parent(str(parent))
     return None
 

@@ -20,7 +20,10 @@ CLASS_LINE = re.compile(r"^(\s*)class (\S+?)\((?:torch\.nn\.Module|torch\.fx\.Gr
 FORWARD_LINE = re.compile(r"^(\s*)def forward\(self(?:, )?(.*)\):\s*$")
 FILE_COMMENT = re.compile(r"^# File: (.*?):(\d+) in (.*?)(?:, code: (.*))?$")
 NO_STACK_COMMENT = "# No stacktrace found"
-STATEMENT = re.compile(r'^(\w+)(?:: "([^"]*)")? = (.*)$')
+# Annotations are quoted (`x: "f32[4, 4]" = ...`) since torch 2.1; torch 2.0 wrote them bare
+# (`x: f32[4, 4] = ...`, `s: Sym(s0) = ...`). Both read into the same group.
+_ANN = r'(?:: (?:"([^"]*)"|(\w+\[[^\]=]*\](?:\[[^\]=]*\])?|Sym\([^)=]*\))))?'
+STATEMENT = re.compile(rf"^(\w+){_ANN} = (.*)$")
 CLEANUP_TAIL = re.compile(r";\s+(?:\w+ = )+None\s*$")
 CALL_EXPR = re.compile(r"^([\w.]+)\((.*)\)$", re.S)
 GETITEM_EXPR = re.compile(r"^(\w+)\[(.+)\]$")
@@ -32,7 +35,7 @@ PARAMS = re.compile(rf"{PARAM.pattern}(?:, {PARAM.pattern})*")
 # STATEMENT, CLEANUP_TAIL and _classify read it; lines that `feed` would treat otherwise (a
 # name starting with "return", "class ") and any other shape are left to `feed`.
 NODE_LINE = re.compile(
-    r'[ \t]+(?!return|class )(\w+)(?:: "([^"]*)")? = (?:([\w.]+)\((.*)\)|(\w+)\[(.+)\])(?:;  (?:\w+ = )+None)?$'
+    rf"[ \t]+(?!return|class )(\w+){_ANN} = (?:([\w.]+)\((.*)\)|(\w+)\[(.+)\])(?:;  (?:\w+ = )+None)?$"
 )
 
 
@@ -78,7 +81,8 @@ class _State:
                     known = self.known.setdefault(graph, {})
                     into = self.nodes if graph == "" else self.sub_nodes
                 continue
-            name, ann, callee, arg_text, parent, index = m.groups()
+            name, ann, bare, callee, arg_text, parent, index = m.groups()
+            ann = ann or bare
             if callee is not None:
                 target = callee[10:] if callee.startswith("torch.ops.") else callee
             else:
@@ -189,7 +193,7 @@ class _State:
         if not m:
             self.warnings.append(ParseWarning(self.path, lineno, f"statement not understood: {stripped[:120]}"))
             return
-        name, ann, expr = m.group(1), m.group(2), m.group(3)
+        name, ann, expr = m.group(1), m.group(2) or m.group(3), m.group(4)
         tail = CLEANUP_TAIL.search(expr)
         if tail:
             expr = expr[: tail.start()]

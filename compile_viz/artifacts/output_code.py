@@ -26,6 +26,7 @@ from compile_viz.artifacts.text import IDENT, read_artifact, split_top_level
 AOT_ID = re.compile(r"^# AOT ID: \[?'?([^'\]]*)")
 KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(\w+)\(")
 SOURCE_END = "'''"
+SOURCE_END_DOUBLE = '"""'
 CALL_DEF = re.compile(r"^(\s*)def (call|partition_\d+)\(")
 SOURCE_NODES = re.compile(r"^# (Topologically Sorted |Unsorted )?Source Nodes: \[(.*?)\](?:, Original ATen: \[(.*?)\])?")
 MAPPING_LINE = re.compile(r"^#\s+(.*?) => (.*)$")
@@ -34,7 +35,7 @@ PROVENANCE_PREFIX = "# [Provenance debug handles] "
 KERNEL_PATH = "# kernel path: "
 HEURISTICS = re.compile(r"^@(?:triton_heuristics\.)?(\w+)\(", re.M)
 
-UNPACK_ARGS = re.compile(r"^([\w, ]+?),? = args$")
+UNPACK_ARGS = re.compile(r"^\(?([\w, ]+?),?\)? = args$")
 ASSERT_SIZE = re.compile(r"^assert_size_stride\((\w+), (\(.*?\)), (\(.*?\))")
 ASSIGN = re.compile(r"^(\w+(?:, \w+)*),? = (.*)$")
 REUSE = re.compile(r"^(\w+) = (.*?); del (\w+)\s*# reuse$")
@@ -44,6 +45,7 @@ LAUNCH_RUN = re.compile(r"^(\w+)\.run\((.*)\)$", re.S)
 PLAIN_CALL = re.compile(r"^([\w.]+)\((.*)\)$", re.S)
 OUT_KWARG = re.compile(r"\bout=(\w+)")
 BUFFER_NAME = re.compile(r"^buf\d+$")
+SIZE_EXPR = re.compile(r"^[\w +\-*/%()]+$")
 
 # The usual one-line statements of call(), one named alternative each, read by one finditer over
 # the body (every match is one whole line). Each alternative only takes lines the line reader
@@ -261,15 +263,14 @@ class _Parser:
         """Record one kernel definition starting at line index i; return the index after it."""
         name, method = m.group(1), m.group(2)
         lines = self.lines
-        first = lines[i]
-        start_col = first.find(SOURCE_END)
-        j = i + 1
-        if start_col < 0:  # source starts on a later line
-            while j < len(lines) and SOURCE_END not in lines[j]:
-                j += 1
+        j = i  # the line that opens the source (black-formatted files, torch 2.12: `r"""` alone)
+        quote = None
+        while j < len(lines) and (quote := _opening_quote(lines[j])) is None:
             j += 1
+        j += 1
         source_start = j
-        while j < len(lines) and not lines[j].startswith(SOURCE_END):
+        end = quote or SOURCE_END
+        while j < len(lines) and not lines[j].startswith(end):
             j += 1
         if j >= len(lines):
             self.warn(i + 1, f"kernel {name}: source never closed (file cut short)")
@@ -494,7 +495,8 @@ class _Parser:
                 self._launch(callee, True, m.group(2), names, lineno, function, pending)
                 return True
         # aliases, views, getitems and symbolic sizes: `buf7 = buf6[0]`, `s0 = arg0_1.size(0)`
-        if IDENT.match(rhs) or rhs.startswith(("reinterpret_tensor(", "self.partitions", "(", "[")):
+        # and size expressions of dynamic shapes: `ps0 = 32*s50`, `triton_poi_fused_0_xnumel = 1984*s0`
+        if IDENT.match(rhs) or rhs.startswith(("reinterpret_tensor(", "self.partitions", "(", "[")) or SIZE_EXPR.match(rhs):
             return False
         self.warn(lineno, "assignment in call() not understood", s)
         return False
@@ -533,6 +535,14 @@ class _Parser:
 def _launch_args(field: str, arg_text: str) -> dict:
     """A launch's top-level argument texts (filled on first access)."""
     return {"args": tuple(split_top_level(arg_text))}
+
+
+def _opening_quote(line: str) -> str | None:
+    """The triple quote that opens a kernel's source on this line, if one does."""
+    single, double = line.find(SOURCE_END), line.find(SOURCE_END_DOUBLE)
+    if single < 0 and double < 0:
+        return None
+    return SOURCE_END if double < 0 or 0 <= single < double else SOURCE_END_DOUBLE
 
 
 def _depth(text: str) -> int:

@@ -126,6 +126,8 @@ NODE = re.compile(
 # An attribute line inside a NODE span, read at the start of the line as NODE took it.
 SPAN_ATTRIBUTE = re.compile(rf"\w+\.(?!outputs =)([\w.]+) =(?:[^\S\n]*\n({_SPLIT_VALUE})|[^\S\n]?([^\n]*))")
 ATTR_PAIRS = re.compile(r"^\w+?\.([\w.]+) =[^\S\n]?([^\n]*)$", re.M)
+BUFFER_NAME = re.compile(r"buf\d+")
+LAYOUT_LINE = re.compile(r"^(\w+)_layout = (.*)$", re.M)
 BODY_END = re.compile(r"\n(?![ \t]|[^\S\n]*\n)")  # the "\n" before a line that ends a loop body
 # Line breaks other than "\n" that str.splitlines() honours; rare enough to normalise away.
 ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
@@ -161,7 +163,7 @@ _node_kind = lru_cache(maxsize=1024)(node_kind)  # a file has a handful of node 
 def parse_scheduler_ir(data: bytes | str, *, path: str, stage: str) -> SchedulerIR:
     """Return the scheduler nodes of an IR dump; never raises on content."""
     text, warnings = read_artifact(data, path)
-    builder = _Builder(path, warnings, _lines_text(text))
+    builder = _Builder(path, warnings, _dedent_members(_lines_text(text)))
     builder.run()
     return builder.result(stage)
 
@@ -172,6 +174,31 @@ def _lines_text(text: str) -> str:
         lines = text.splitlines()
         return "\n".join(lines) + "\n" if lines else ""
     return text if not text or text.endswith("\n") else text + "\n"
+
+
+# Torch 2.1 to 2.4 print a fused node's members indented by four spaces under it
+# (`    buf1_buf2.snodes[0] =`, then the member's own lines); later versions print them at column 0.
+INDENTED_SNODES = re.compile(r"^    \w+\.snodes\[\d+\] =", re.M)
+MEMBER_INDENT = "    "
+
+
+def _dedent_members(text: str) -> str:
+    """The text with indented member blocks moved to column 0 (same lines, same line numbers)."""
+    if INDENTED_SNODES.search(text) is None:
+        return text
+    out = []
+    inside = False
+    for line in text.split("\n"):
+        if inside and line.strip() and not line.startswith(MEMBER_INDENT):
+            inside = False
+        elif not inside and INDENTED_SNODES.match(line):
+            inside = True
+        out.append(line[len(MEMBER_INDENT):] if inside and line.startswith(MEMBER_INDENT) else line)
+    return "\n".join(out)
+
+
+# Torch 2.5 writes the kernel of some nodes after them: `op6 Triton code:` and an indented block.
+CODE_BLOCK = re.compile(r"^(\w+) (?:Triton|C\+\+|CPP|Halide) code:\s*$")
 
 
 def _balance(text: str) -> int:
@@ -320,6 +347,9 @@ class _Builder:
             if self.body_of is None:
                 self.warn(lineno, line, "loop body of an unknown node")
             return nxt
+        if CODE_BLOCK.match(line):  # the node's generated kernel: the kernel's own source is read elsewhere
+            end = BODY_END.search(self.text, nxt - 1)
+            return end.end() if end else len(self.text)
         self.warn(lineno, line, "line not understood")
         return nxt
 
@@ -366,6 +396,8 @@ class _Builder:
         top: list[SchedulerNode] = []
         members: list[SchedulerNode] = []
         groups: list[FusionGroup] = []
+        if any(not b.outputs for b in self.order):
+            self._buffer_named_outputs()
         if self.order:
             self._check_complete(self.order[-1])
         for b in self.order:
@@ -374,6 +406,41 @@ class _Builder:
             if node.kind in GROUP_KINDS:
                 groups.append(FusionGroup(node.name, node.kind, node.node_type, node.members, node.buffer_names, node.line))
         return SchedulerIR(self.path, stage, tuple(top), tuple(members), tuple(groups), tuple(self.warnings))
+
+    def _buffer_named_outputs(self) -> None:
+        """Outputs of nodes printed without an `outputs` block (torch 2.0 to 2.4): such a node is
+        named after the one buffer it writes (`buf1: SchedulerNode(ComputedBuffer)`), its users are
+        `buf1.users`, its layout a `buf1_layout =` line where one was printed; a fused node's are
+        its members'. Entries in the form `_read_outputs` returns."""
+        layouts: dict[str, str] | None = None
+        for b in self.order:
+            if b.outputs or _node_kind(b.node_type) in GROUP_KINDS:
+                continue
+            users = _attrs_of(self.text, b).get("users")
+            if users is None:
+                if not BUFFER_NAME.fullmatch(b.name):
+                    continue
+                users = ""  # torch 2.0 prints no users at all
+            if layouts is None:
+                layouts = dict(LAYOUT_LINE.findall(self.text))
+            ir_type = b.node_type.partition("(")[2].rstrip(")") or b.node_type
+            b.outputs.append([[b.name, ir_type, layouts.get(b.name, ""), users]])
+        for b in self.order:
+            if not b.outputs and _node_kind(b.node_type) in GROUP_KINDS:
+                for member in self._members(b):
+                    node = self.nodes.get(member)
+                    if node is not None and node is not b:
+                        b.outputs.extend(p for p in node.outputs if isinstance(p, list))
+
+    def _members(self, b: _Node) -> tuple[str, ...]:
+        """A fused node's members: its `snodes[i]` blocks, else (torch 2.0) its `snodes = [...]`
+        list, else the parts of its name."""
+        if b.members:
+            return tuple(b.members)
+        listed = _attrs_of(self.text, b).get("snodes")
+        if listed:
+            return tuple(QUOTED.findall(listed))
+        return _members_from_name(b.name)
 
     def _check_complete(self, b: _Node) -> None:
         """The last node of a cut file misses its tail: say which part."""
@@ -392,9 +459,7 @@ class _Builder:
 
     def _freeze(self, b: _Node) -> SchedulerNode:
         kind = _node_kind(b.node_type)
-        members = tuple(b.members)
-        if kind in GROUP_KINDS and not members:
-            members = _members_from_name(b.name)
+        members = self._members(b) if kind in GROUP_KINDS else tuple(b.members)
         return deferred(SchedulerNode, {
             "name": b.name,
             "node_type": b.node_type,
