@@ -15,6 +15,8 @@ def register(sub) -> None:
     p = sub.add_parser("parse", help="parse a debug run (folder at any level, or zip) and summarise it")
     p.add_argument("path")
     p.add_argument("--json", action="store_true", help="print the whole parse as JSON")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 when any file gave a warning (each is printed on stderr); for CI use")
     p.set_defaults(func=run)
 
 
@@ -30,6 +32,19 @@ def run(args) -> int:
     else:
         for line in summary_lines(parsed):
             print(line)
+    if getattr(args, "strict", False):
+        return strict_exit(parsed)
+    return 0
+
+
+def strict_exit(parsed) -> int:
+    """Print every warning on stderr; return 1 when there was one (0 otherwise)."""
+    warnings = [str(w) for w in parsed.warnings] + [str(w) for g in parsed.graphs for w in g.warnings]
+    for w in warnings:
+        print(f"compile-viz: warning: {w}", file=sys.stderr)
+    if warnings:
+        print(f"compile-viz: --strict: {len(warnings)} warning(s) in {parsed.root}", file=sys.stderr)
+        return 1
     return 0
 
 

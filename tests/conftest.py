@@ -114,3 +114,7 @@ def cpu_run(tmp_path_factory):
     proc = subprocess.run([sys.executable, "model.py"], cwd=work, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return work / "torch_compile_debug"
+
+
+def pytest_addoption(parser):
+    parser.addoption("--update-goldens", action="store_true", help="rewrite tests/goldens/ from the current parse")

@@ -65,3 +65,20 @@ def test_missing_files_give_a_partial_result(tmp_path):
     assert g["fx_nodes"] and g["kernels"] == [] and g["fusion_groups"] == []
     assert any("output_code.py: missing" in w for w in g["warnings"])
     assert any("ir_post_fusion.txt: missing" in w for w in g["warnings"])
+
+
+def test_strict_exits_non_zero_on_any_warning(tmp_path):
+    """--strict: 0 on a clean capture; 1 with every warning on stderr when a file is cut."""
+    corpus_required()
+    clean = run_cli("parse", "--strict", str(GPU_CORPUS.parent / "public" / "dwarez-torch-compile-blogpost"))
+    assert clean.returncode == 0 and clean.stderr == ""
+    src = next(GPU_CORPUS.glob("tiny_linear_relu/torch_compile_debug/run_*/torchinductor/*"))
+    cut = tmp_path / src.name
+    cut.mkdir()
+    for f in src.iterdir():
+        data = f.read_bytes()
+        (cut / f.name).write_bytes(data[: len(data) // 2] if f.name == "output_code.py" else data)
+    proc = run_cli("parse", "--strict", str(cut))
+    assert proc.returncode == 1
+    assert "output_code.py" in proc.stderr and "--strict: " in proc.stderr.splitlines()[-1]
+    assert run_cli("parse", str(cut)).returncode == 0  # without --strict a partial parse is no failure

@@ -431,6 +431,8 @@ class _Builder:
                     node = self.nodes.get(member)
                     if node is not None and node is not b:
                         b.outputs.extend(p for p in node.outputs if isinstance(p, list))
+                    elif node is None and BUFFER_NAME.fullmatch(member):  # torch 2.0: members not printed
+                        b.outputs.append([[member, "", "", ""]])
 
     def _members(self, b: _Node) -> tuple[str, ...]:
         """A fused node's members: its `snodes[i]` blocks, else (torch 2.0) its `snodes = [...]`
@@ -665,7 +667,10 @@ def _parse_dependencies_slow(value: str) -> tuple[Dependency, ...]:
         rest = rest[:-1] if rest.endswith(")") else rest
         named = NAMED.search(rest)
         if named:
-            deps.append(Dependency(kind.strip(), named.group(1), "", ""))
+            # torch 2.0: `MemoryDep(name='buf1', index=c0, size=(1605632,))`
+            keywords = dict(p.partition("=")[::2] for p in split_top_level(rest) if "=" in p)
+            deps.append(Dependency(kind.strip(), named.group(1), keywords.get("index", "").strip(),
+                                   keywords.get("size", "").strip()))
             continue
         parts = split_top_level(rest)
         buf = QUOTED.match(parts[0]).group(1) if parts and QUOTED.match(parts[0]) else (parts[0] if parts else "")
