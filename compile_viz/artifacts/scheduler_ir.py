@@ -182,9 +182,20 @@ INDENTED_SNODES = re.compile(r"^    \w+\.snodes\[\d+\] =", re.M)
 MEMBER_INDENT = "    "
 
 
+def _has_indented_snodes(text: str) -> bool:
+    """Whether a `.snodes[` line is indented; a few str.find calls instead of a multi-line search."""
+    at = text.find(".snodes[")
+    while at >= 0:
+        line_start = text.rfind("\n", 0, at) + 1
+        if INDENTED_SNODES.match(text, line_start):
+            return True
+        at = text.find(".snodes[", at + 8)
+    return False
+
+
 def _dedent_members(text: str) -> str:
     """The text with indented member blocks moved to column 0 (same lines, same line numbers)."""
-    if INDENTED_SNODES.search(text) is None:
+    if not _has_indented_snodes(text):
         return text
     out = []
     inside = False
