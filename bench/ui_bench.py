@@ -23,8 +23,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from compile_viz.artifacts import parse_path  # noqa: E402
-from compile_viz.link_model import POST_GRAD  # noqa: E402
 from compile_viz.linking import build_index  # noqa: E402
+from compile_viz.linking.model import POST_GRAD  # noqa: E402
 from compile_viz.render.fx_dot import GraphView, fx_dot, selection_ids  # noqa: E402
 from compile_viz.render.selection import select  # noqa: E402
 from compile_viz.render.svg import dot_to_svg, mark_svg  # noqa: E402

@@ -7,8 +7,8 @@ import sys
 
 from compile_viz.artifacts import DiscoveryError, parse_path
 from compile_viz.artifacts.model import FxNode, GraphParse
-from compile_viz.link_model import AOT, POST_GRAD, GraphIndex
 from compile_viz.linking import build_index
+from compile_viz.linking.model import AOT, POST_GRAD, GraphIndex
 
 
 def register(sub) -> None:

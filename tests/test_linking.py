@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from compile_viz.artifacts import parse_path
-from compile_viz.link_model import AOT, POST_GRAD
 from compile_viz.linking import build_index
+from compile_viz.linking.model import AOT, POST_GRAD
 from tests.conftest import GPU_CORPUS, ROOT, corpus_required
 from tests.test_parse_corpus import all_sources
 

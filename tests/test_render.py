@@ -10,7 +10,15 @@ from test_app_fixtures import need_corpus
 
 from compile_viz.artifacts import parse_path
 from compile_viz.artifacts.model import FxGraph, FxNode
-from compile_viz.link_model import AOT, POST_GRAD, GraphIndex, GraphSummary, GroupLink, LaunchLink, NodeLink
+from compile_viz.linking.model import (
+    AOT,
+    POST_GRAD,
+    GraphIndex,
+    GraphSummary,
+    GroupLink,
+    LaunchLink,
+    NodeLink,
+)
 from compile_viz.render import panels
 from compile_viz.render.code_html import highlight_code
 from compile_viz.render.fx_dot import (

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from urllib.parse import quote
 
 from compile_viz.artifacts.model import FxGraph, FxNode
-from compile_viz.link_model import POST_GRAD, GraphIndex, LaunchLink
+from compile_viz.linking.model import POST_GRAD, GraphIndex, LaunchLink
 from compile_viz.render.palette import NO_KERNEL, SELECTED, kind_color, kind_label
 
 INPUTS, OUTPUTS = "__inputs__", "__outputs__"
@@ -25,7 +25,7 @@ LABEL_CHARS = 36  # kernel names in labels are cut here; tooltips keep them whol
 class GraphView:
     """What to draw: which graph, how folded, what is selected, where clicks go."""
 
-    graph: str = POST_GRAD  # link_model.AOT or POST_GRAD: whose node names to look up
+    graph: str = POST_GRAD  # linking.model.AOT or POST_GRAD: whose node names to look up
     collapsed: bool = False  # one box per launch, except the launches in `expanded`
     expanded: frozenset[int] = field(default_factory=frozenset)
     selected_launches: frozenset[int] = field(default_factory=frozenset)

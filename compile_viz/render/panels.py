@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from html import escape
 
 from compile_viz.artifacts.model import FxGraph, Kernel, KernelLaunch
-from compile_viz.link_model import GraphIndex
+from compile_viz.linking.model import GraphIndex
 from compile_viz.render.code_html import highlight_code, plain_lines_html
 from compile_viz.render.palette import SELECTED, kind_color, kind_label
 

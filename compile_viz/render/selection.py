@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compile_viz.link_model import AOT, GraphIndex
+from compile_viz.linking.model import AOT, GraphIndex
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from html import escape
 
 from compile_viz.artifacts.model import GraphParse
-from compile_viz.link_model import GraphIndex
+from compile_viz.linking.model import GraphIndex
 
 
 @dataclass(frozen=True)

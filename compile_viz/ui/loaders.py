@@ -10,8 +10,8 @@ from __future__ import annotations
 import streamlit as st
 
 from compile_viz.artifacts import DebugParse, parse_path
-from compile_viz.link_model import GraphIndex
 from compile_viz.linking import build_index
+from compile_viz.linking.model import GraphIndex
 from compile_viz.render.fx_dot import GraphView, fx_dot, layout_view, selection_ids
 from compile_viz.render.svg import dot_to_svg, mark_svg
 from compile_viz.store import RunStore

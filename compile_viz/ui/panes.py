@@ -8,7 +8,7 @@ import streamlit as st
 
 from compile_viz.artifacts.kernel_meta import kernel_meta
 from compile_viz.artifacts.model import GraphParse
-from compile_viz.link_model import AOT, GraphIndex
+from compile_viz.linking.model import AOT, GraphIndex
 from compile_viz.render import panels
 from compile_viz.render.code_html import highlight_code, kernel_language
 from compile_viz.render.fx_dot import GraphView, fx_dot, kinds_present

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from compile_viz.artifacts import DiscoveryError
-from compile_viz.link_model import AOT, POST_GRAD
+from compile_viz.linking.model import AOT, POST_GRAD
 from compile_viz.render.fx_dot import GraphView
 from compile_viz.render.notes import ARTIFACT_NOTES
 from compile_viz.render.selection import select

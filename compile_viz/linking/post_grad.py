@@ -1,0 +1,181 @@
+"""Launch -> its post-grad FX nodes, and the evidence that placed them (listed, best first, in index.py)."""
+
+from __future__ import annotations
+
+from functools import cached_property
+
+from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse
+from compile_viz.linking.matcher import Matcher, op_matches
+from compile_viz.linking.reasons import VIEW_OPS, no_kernel_reason, op_name
+
+PROVENANCE, COMMENTS, STRUCTURE, ORDER = "provenance", "comments", "structure", "order"
+
+
+def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool, users: dict[str, list[str]],
+                   known: dict[str, FxNode], order: dict[str, int]) -> tuple[list[set[str]], list[str]]:
+    """Launch index -> its post-grad nodes, and how they were found; `known` and `order`: the
+    post-grad nodes by name and their positions."""
+    post = graph.post_grad_graph
+    sets: list[set[str]] = [set() for _ in launches]
+    evidence = [""] * len(launches)
+    prov = graph.provenance if use_provenance else None
+    if prov is not None and prov.code_to_post:
+        for i, la in enumerate(launches):
+            handle = la.comments.provenance_handle or f"{la.kernel}:{i + 1}"
+            nodes = prov.code_to_post.get(handle)
+            if nodes is not None:
+                sets[i] = set(nodes)
+                evidence[i] = PROVENANCE
+    if post is None:
+        return sets, [e or ORDER for e in evidence]
+    matcher = Matcher(post, users, known, order)
+    oc = graph.output_code
+    first_seen: set[str] = set()
+    closure = _Closure(post, launches, placement)
+    templates: dict[str, list[str]] = {}  # kernel -> _template, the same for all its launches
+    for i, la in enumerate(launches):
+        if evidence[i]:
+            first_seen.add(la.kernel)
+        elif la.is_extern:
+            sets[i], evidence[i] = matcher.extern(la), ORDER
+        else:
+            template = templates.get(la.kernel)
+            if template is None:
+                template = templates[la.kernel] = _template(oc.kernel(la.kernel) if oc else None, known)
+            if la.kernel not in first_seen and template:
+                sets[i], evidence[i] = set(template), COMMENTS
+                matcher.claim(la.kernel, template)
+            elif template and (found := matcher.repeat(la.kernel, template, la.buffers)):
+                sets[i], evidence[i] = found, STRUCTURE
+            elif hinted := {n for n in la.comments.source_nodes if n in known}:
+                sets[i], evidence[i] = hinted, COMMENTS
+            else:  # no comments at all (C++ kernels): what this launch can compute from what is done
+                sets[i], evidence[i] = closure.next_kernel(i), ORDER
+            first_seen.add(la.kernel)
+        if evidence[i] == ORDER and la.is_extern and not la.kernel.startswith("extern_kernels."):
+            sets[i] |= closure.view_inputs(sets[i])  # fallback kernels take their views' origins too
+        closure.mark_done(i, sets[i])
+    return sets, evidence
+
+
+class _Closure:
+    """For kernels with no comments: the post-grad nodes this launch can compute from the
+    buffers its fusion group reads (graph inputs, or what earlier launches wrote), in graph
+    order. Extern ops (mm, addmm, fallbacks) are left to the extern calls."""
+
+    def __init__(self, post: FxGraph, launches, placement) -> None:
+        self.nodes = post.nodes
+        self.launches = launches
+        self.inputs = {n.name for n in post.nodes if n.op in ("placeholder", "get_attr")}
+        self.done = set(self.inputs)
+        self.placement = placement
+        self.sets: dict[int, set[str]] = {}
+
+    # What only next_kernel and view_inputs need: not built when the provenance JSON or the
+    # comments place every launch.
+    @cached_property
+    def by_name(self) -> dict[str, FxNode]:
+        return {n.name: n for n in self.nodes}
+
+    @cached_property
+    def transparent(self) -> set[str]:
+        return {n.name for n in self.nodes if n.op == "call_function" and _transparent(n)}
+
+    @cached_property
+    def views(self) -> set[str]:
+        return {n.name for n in self.nodes if n.op == "call_function" and _is_view(n)}
+
+    @cached_property
+    def remaining(self) -> list[tuple[str, frozenset[str]]]:
+        """(name, its arguments) of the call nodes not yet computed, in graph order."""
+        extern_ops = {la.kernel.split(".")[-1] if la.kernel.startswith("extern_kernels.") else la.kernel
+                      for la in self.launches if la.is_extern}
+        is_extern = {t: any(op_matches(t, op) for op in extern_ops) for t in {n.target for n in self.nodes}}
+        extern = {n.name for n in self.nodes if is_extern[n.target]}
+        return [(n.name, frozenset(n.args)) for n in self.nodes if n.op == "call_function" and n.name not in extern]
+
+    @cached_property
+    def owner(self) -> dict[str, int]:
+        """Buffer -> the launch that wrote it."""
+        owner: dict[str, int] = {}
+        for i, nodes in self.placement.items():
+            for node in nodes:
+                for b in node.buffer_names:
+                    owner.setdefault(b, i)
+        return owner
+
+    def mark_done(self, i: int, names: set[str]) -> None:
+        self.done |= names
+        self.sets[i] = names
+
+    def _available(self, i: int) -> set[str] | None:
+        group = self.placement.get(i)
+        if not group:
+            return None
+        avail: set[str] = set()
+        for dep in (d for node in group for d in node.reads):
+            if dep.buffer in self.inputs:
+                avail.add(dep.buffer)
+            elif dep.buffer in self.owner:
+                avail |= self.sets.get(self.owner[dep.buffer], set())
+        return avail
+
+    def next_kernel(self, i: int) -> set[str]:
+        avail = self._available(i)  # a set of its own, grown below by what is taken
+        if avail is None:
+            avail = set(self.done)
+        taken: set[str] = set()
+        done, transparent = self.done, self.transparent
+        self.remaining = [r for r in self.remaining if r[0] not in done or r[0] in transparent]
+        for name, args in self.remaining:
+            if args <= avail:  # every argument available or taken; no args: a constant, made where used
+                taken.add(name)
+                avail.add(name)
+        computed = taken - transparent
+        return computed | self.view_inputs(computed, within=taken)
+
+    def view_inputs(self, names: set[str], within: set[str] | None = None) -> set[str]:
+        """Views (and other transparent nodes) that feed `names`: folded into their indexing."""
+        out: set[str] = set()
+        stack = [a for n in names for a in self.by_name[n].args if n in self.by_name]
+        while stack:
+            a = stack.pop()
+            node = self.by_name.get(a)
+            if node is not None and node.target == "operator.getitem":
+                stack.extend(node.args)  # through tuple elements to the view that made them
+                continue
+            if node is None or a in out or a not in self.views:
+                continue
+            if within is not None and a not in within and a not in self.done:
+                continue
+            out.add(a)
+            stack.extend(node.args)
+        return out
+
+
+def _is_view(n: FxNode) -> bool:
+    return op_name(n.target) in VIEW_OPS
+
+
+def _transparent(n: FxNode) -> bool:
+    """Nodes that never need a kernel of their own (views, tuple elements, symbolic sizes)."""
+    return bool(no_kernel_reason(n, (1,)))
+
+
+def _template(kernel, known: set[str]) -> list[str]:
+    if kernel is None:
+        return []
+    names = [n for _, nodes in kernel.comments.source_to_aten for n in nodes if n in known]
+    if not names:  # older comments: the source node names are the post-grad names
+        names = [n for n in kernel.comments.source_nodes if n in known]
+    return names
+
+def inherit_tuple_elements(post: FxGraph | None, found: dict[str, list[int]]) -> None:
+    """`getitem` of a multi-output node runs in the kernels of its parent (or of its users)."""
+    if post is None:
+        return
+    for n in post.nodes:
+        if n.target == "operator.getitem" and n.name not in found and n.args:
+            parent = found.get(n.args[0])
+            if parent:
+                found[n.name] = parent  # read only from here on
