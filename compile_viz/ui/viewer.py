@@ -32,16 +32,17 @@ def page() -> None:
         return
     st.subheader(info.title)
     if not info.ok:
-        st.error(f"This run failed: {info.reason}")
-        if info.stderr_tail:
-            with st.expander("stderr (last lines)"):
-                st.code(info.stderr_tail, language=None)
-        return
+        _failure(info)
     try:
         parse = loaders.load_parse(key)
     except DiscoveryError as e:
-        st.error(str(e))
+        if info.ok:  # a failed run that wrote no graph has said all there is to say
+            st.error(str(e))
         return
+    if not info.ok:
+        n = len(parse.graphs)
+        st.caption(f"Compiled before the failure: {n} graph{'s' if n != 1 else ''}. What Inductor would have "
+                   "compiled after the failure (a backward, say) is not here.")
     if info.meta.get("teaching_note"):
         with st.expander("About this model"):
             st.markdown(info.meta["teaching_note"])
@@ -73,6 +74,15 @@ def page() -> None:
     warnings = [str(w) for w in (*parse.warnings, *graph.warnings)] + list(index.warnings)
     with st.expander(f"Parse warnings ({len(warnings)})"):
         st.code("\n".join(warnings) or "none", language=None)
+
+
+def _failure(info) -> None:
+    """Show why a run failed: one line, the rest (more of the reason, the stderr tail) in an expander."""
+    first, _, rest = info.reason.strip().partition("\n")
+    st.error(f"This run failed: {first}")
+    if rest.strip() or info.stderr_tail:
+        with st.expander("stderr (last lines)"):
+            st.code("\n".join(t for t in (rest.strip(), info.stderr_tail) if t), language=None)
 
 
 def _graph_selector(parse):

@@ -1,0 +1,90 @@
+"""A failed run keeps the graphs compiled before the failure: `parse` reads them, the Viewer shows them.
+
+tests/third_party/fails_in_loss.py compiles its forward and then raises in `loss`, captured for real
+on this machine's CPU with the project's CLI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parents[1]
+MODEL = "tests/third_party/fails_in_loss.py"
+pytestmark = pytest.mark.slow
+
+
+def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
+    """Run `python -m compile_viz.cli ARGS` from the repository root, as a user would."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", COMPILE_VIZ_WARM="0")
+    return subprocess.run([sys.executable, "-m", "compile_viz.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def failed(tmp_path_factory):
+    """(CompletedProcess, home, run folder) of the real capture, made once."""
+    pytest.importorskip("torch")
+    home = tmp_path_factory.mktemp("home")
+    proc = cli("capture", MODEL, "--device", "cpu", "--home", str(home))
+    return proc, home, Path(proc.stdout.strip().splitlines()[-1])
+
+
+def test_capture_fails_with_one_line_and_keeps_the_forward(failed):
+    proc, home, run = failed
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    err = proc.stderr.strip()
+    assert err == "compile-viz: capture failed: model raised RuntimeError while compiling: the loss is broken on purpose"
+    meta = json.loads((run / "meta.json").read_text())
+    assert run.parent == home / "runs" and meta["status"] == "failed"
+    assert [Path(g).name for g in meta["graphs"]] == ["model__0_forward_1.0"]
+
+
+def test_parse_reads_the_failed_run(failed):
+    _, _, run = failed
+    proc = cli("parse", str(run))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith("model__0_forward_1.0 [forward]:") and "1 kernels" in proc.stdout
+    proc = cli("parse", str(run), "--json")
+    assert proc.returncode == 0, proc.stderr
+    graphs = json.loads(proc.stdout)["graphs"]
+    assert [(g["kind"], g["id"]) for g in graphs] == [("forward", "model__0_forward_1.0")]
+    assert graphs[0]["fx_nodes"] and graphs[0]["kernels"] and graphs[0]["launches"]
+
+
+@pytest.fixture
+def viewer_env(failed, tmp_path, monkeypatch):
+    _, home, _ = failed
+    monkeypatch.setenv("COMPILE_VIZ_HOME", str(home))
+    monkeypatch.setenv("COMPILE_VIZ_SAMPLE_RUNS", str(tmp_path))  # no bundled runs
+    monkeypatch.setenv("COMPILE_VIZ_WARM", "0")
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def test_viewer_shows_the_error_then_the_graph(failed, viewer_env):
+    _, _, run = failed
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params["run"] = run.name
+    at = at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [e.value for e in at.error] == [
+        "This run failed: model raised RuntimeError while compiling: the loss is broken on purpose"]
+    assert at.expander[0].label.startswith("stderr")
+    assert any("broken on purpose" in c.value for c in at.code)
+    assert any(c.value.startswith("Compiled before the failure: 1 graph.") for c in at.caption)
+    graph = next(s for s in at.selectbox if s.label == "Graph")
+    assert graph.options == ["forward · model__0_forward_1.0"]
+    assert any(s.label == "Kernel launch" and len(s.options) > 1 for s in at.selectbox)
+    svg = [json.loads(c.proto.json)["html"] for c in at.get("bidi_component")]
+    assert any("<svg" in s for s in svg)
