@@ -13,6 +13,7 @@ import zipfile
 from pathlib import PurePosixPath
 
 from compile_viz.artifacts.model import GraphBreak, GraphFolder
+from compile_viz.artifacts.versions import GRAPH_PARENTS
 
 ARTIFACT_FILES = (
     "fx_graph_readable.py",
@@ -24,7 +25,6 @@ ARTIFACT_FILES = (
     "inductor_provenance_tracking_node_mappings.json",
 )
 DYNAMO_LOG = "debug.log"
-GRAPH_PARENTS = ("torchinductor", "aot_torchinductor")  # the folder of graph folders in a run
 GRAPH_KIND = re.compile(r"_(inference|forward|backward)_")
 NUMBERS = re.compile(r"\d+")
 MAX_MEMBER_BYTES = 512 * 1024 * 1024

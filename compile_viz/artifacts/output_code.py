@@ -22,11 +22,11 @@ from compile_viz.artifacts.model import (
     deferred,
 )
 from compile_viz.artifacts.text import IDENT, read_artifact, split_top_level
+from compile_viz.artifacts.versions import SOURCE_QUOTES
 
 AOT_ID = re.compile(r"^# AOT ID: \[?'?([^'\]]*)")
 KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(\w+)\(")
-SOURCE_END = "'''"
-SOURCE_END_DOUBLE = '"""'
+SOURCE_END, SOURCE_END_DOUBLE = SOURCE_QUOTES  # ''' or, black-formatted (torch 2.12), """
 CALL_DEF = re.compile(r"^(\s*)def (call|partition_\d+)\(")
 SOURCE_NODES = re.compile(r"^# (Topologically Sorted |Unsorted )?Source Nodes: \[(.*?)\](?:, Original ATen: \[(.*?)\])?")
 MAPPING_LINE = re.compile(r"^#\s+(.*?) => (.*)$")
@@ -63,6 +63,19 @@ CALL_STATEMENTS = (
     r"|(?P<quiet>del \w+(?:, \w+)*|stream\w* = get_raw_stream\(\d+\)|args\.clear\(\)|assert_alignment\(\w+, \d+\))"
     r"|(?P<plain>(?P<pk>\w+)\((?P<pa>[^\n]*)\))"
 )
+# The statement pattern's kinds -> the _Parser method that takes such a line (blank: nothing to do).
+FAST_STATEMENTS = {
+    "comment": "_fast_comment",
+    "blank": "_fast_nothing",
+    "quiet": "_fast_nothing",
+    "launch": "_fast_launch",
+    "extern": "_fast_extern",
+    "alloc": "_fast_alloc",
+    "reuse": "_fast_reuse",
+    "alias": "_fast_alias",
+    "sizes": "_fast_sizes",
+    "plain": "_fast_plain",
+}
 CALL_FAST = True  # tests switch it off to compare with the line reader
 _call_patterns: dict[int, re.Pattern] = {}
 # splitlines() breaks lines on these too; a text with any of them is read line by line
@@ -301,7 +314,13 @@ class _Parser:
     # ------------------------------------------------------------------ call()
 
     def _call_body(self, i: int, def_indent: int, function: str) -> int:
-        """Read call() (or a partition) from its def line i; return the index of the line after it."""
+        """Read call() (or a partition) from its def line i; return the index of the line after it.
+
+        Each line is one match of the statement pattern; `FAST_STATEMENTS` names the handler of each
+        kind of match. A handler returns False when the line is not of its usual shape after all;
+        that line, and any other, goes to the line reader (`_statement_at`), which may take the
+        lines after it too (the matches then skip them).
+        """
         self.saw_call = True
         if not self.text:
             return self._call_body_lines(i, def_indent, function)
@@ -310,8 +329,7 @@ class _Parser:
         i += 1
         pos = sum(map(len, lines[:i])) + i  # every line ends with one "\n" here
         pending: list[str] = []
-        kernel_names, known, allocations = self.kernel_names, self.known, self.allocations
-        slow_lhs = _SLOW_LHS
+        handlers = {kind: getattr(self, name) for kind, name in FAST_STATEMENTS.items()}
         skip_to = 0
         for m in _call_pattern(def_indent).finditer(self.text, pos):  # i: the line of m
             if i >= n:
@@ -319,60 +337,10 @@ class _Parser:
             if i < skip_to:
                 i += 1
                 continue
-            kind = m.lastgroup
             i += 1
-            if kind == "comment":
-                pending.append(m.group("comment"))
+            handler = handlers.get(m.lastgroup)
+            if handler is not None and handler(m, i, function, pending):
                 continue
-            if kind == "blank" or kind == "quiet":
-                continue
-            if kind == "launch":
-                args = m.group("la")
-                if not _OPENERS.search(args) or _depth(args) <= 0:
-                    self._launch(m.group("lk"), False, args, (), i, function, pending)
-                    pending = []
-                    continue
-            elif kind == "extern":
-                args, lhs, callee = m.group("xa", "xl", "xc")
-                if (not lhs or not lhs.startswith(slow_lhs)) and callee != "extern_kernels.run" and (
-                    not _OPENERS.search(args) or _depth(args) <= 0
-                ):
-                    if lhs:
-                        known.add(lhs)
-                    self._launch(callee, True, args, (lhs,) if lhs else (), i, function, pending)
-                    pending = []
-                    continue
-            elif kind == "alloc":
-                lhs = m.group("al")
-                if not lhs.startswith(slow_lhs):
-                    known.add(lhs)
-                    size, stride, dtype = m.group("as", "at", "ad")
-                    allocations.append(BufferAllocation(lhs, "empty_strided", size, stride, dtype, "", "", i))
-                    continue
-            elif kind == "reuse":
-                lhs = m.group("rl")
-                if not lhs.startswith(slow_lhs):
-                    known.add(lhs)
-                    allocations.append(BufferAllocation(lhs, "reuse", "", "", "", "", m.group("rd"), i))
-                    continue
-            elif kind == "alias":
-                lhs = m.group("vl")
-                if not lhs.startswith(slow_lhs) and "reinterpret_tensor" not in kernel_names:
-                    known.add(lhs)
-                    continue
-            elif kind == "sizes":
-                self.asserts.append(SizeAssert(*m.group("sn", "ss", "st"), i))
-                continue
-            elif kind == "plain":
-                callee, args = m.group("pk", "pa")
-                if callee in kernel_names and not callee.startswith(slow_lhs) and (
-                    not _OPENERS.search(args) or _depth(args) <= 0
-                ):
-                    self._launch(callee, False, args, (), i, function, pending)
-                    pending = []
-                    continue
-            # anything else: the line reader, from this line (it may take the lines after it, which
-            # the matches then skip)
             raw = lines[i - 1]
             stripped = raw.strip()
             if not stripped:
@@ -381,8 +349,76 @@ class _Parser:
                 return i - 1
             skip_to, consumed = self._statement_at(i - 1, stripped, function, pending)
             if consumed:
-                pending = []
+                pending.clear()
         return max(i, skip_to)
+
+    # The handlers of the statement pattern's kinds: (match, line number, function, pending
+    # comments) -> whether the line was taken. A launch takes the pending comments (and clears them).
+
+    def _fast_comment(self, m, lineno, function, pending) -> bool:
+        pending.append(m.group("comment"))
+        return True
+
+    def _fast_nothing(self, m, lineno, function, pending) -> bool:
+        return True  # a blank line, or a statement that carries nothing we model
+
+    def _fast_launch(self, m, lineno, function, pending) -> bool:
+        args = m.group("la")
+        if _OPENERS.search(args) and _depth(args) > 0:
+            return False
+        self._launch(m.group("lk"), False, args, (), lineno, function, pending)
+        pending.clear()
+        return True
+
+    def _fast_extern(self, m, lineno, function, pending) -> bool:
+        args, lhs, callee = m.group("xa", "xl", "xc")
+        if (lhs and lhs.startswith(_SLOW_LHS)) or callee == "extern_kernels.run" or (
+            _OPENERS.search(args) and _depth(args) > 0
+        ):
+            return False
+        if lhs:
+            self.known.add(lhs)
+        self._launch(callee, True, args, (lhs,) if lhs else (), lineno, function, pending)
+        pending.clear()
+        return True
+
+    def _fast_alloc(self, m, lineno, function, pending) -> bool:
+        lhs = m.group("al")
+        if lhs.startswith(_SLOW_LHS):
+            return False
+        self.known.add(lhs)
+        size, stride, dtype = m.group("as", "at", "ad")
+        self.allocations.append(BufferAllocation(lhs, "empty_strided", size, stride, dtype, "", "", lineno))
+        return True
+
+    def _fast_reuse(self, m, lineno, function, pending) -> bool:
+        lhs = m.group("rl")
+        if lhs.startswith(_SLOW_LHS):
+            return False
+        self.known.add(lhs)
+        self.allocations.append(BufferAllocation(lhs, "reuse", "", "", "", "", m.group("rd"), lineno))
+        return True
+
+    def _fast_alias(self, m, lineno, function, pending) -> bool:
+        lhs = m.group("vl")
+        if lhs.startswith(_SLOW_LHS) or "reinterpret_tensor" in self.kernel_names:
+            return False
+        self.known.add(lhs)
+        return True
+
+    def _fast_sizes(self, m, lineno, function, pending) -> bool:
+        self.asserts.append(SizeAssert(*m.group("sn", "ss", "st"), lineno))
+        return True
+
+    def _fast_plain(self, m, lineno, function, pending) -> bool:
+        callee, args = m.group("pk", "pa")
+        if callee not in self.kernel_names or callee.startswith(_SLOW_LHS) or (
+            _OPENERS.search(args) and _depth(args) > 0
+        ):
+            return False
+        self._launch(callee, False, args, (), lineno, function, pending)
+        pending.clear()
+        return True
 
     def _call_body_lines(self, i: int, def_indent: int, function: str) -> int:
         lines = self.lines

@@ -17,17 +17,17 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from compile_viz.artifacts.ir_values import USER, layout_cached, parse_dependencies, parse_users
 from compile_viz.artifacts.model import (
     Buffer,
-    Dependency,
     FusionGroup,
-    Layout,
     ParseWarning,
     SchedulerIR,
     SchedulerNode,
     deferred,
 )
-from compile_viz.artifacts.text import read_artifact, split_top_level
+from compile_viz.artifacts.text import read_artifact
+from compile_viz.artifacts.versions import CODE_BLOCK, dedent_members
 
 HEADER = re.compile(r"^(\w+): (\w+(?:\(.*\))?)\s*$")
 ATTRIBUTE = re.compile(r"^(\w+?)\.((?:snodes\[\d+\])|[\w.]+) =\s?(.*)$")
@@ -37,8 +37,6 @@ OUTPUT_HEADER = re.compile(r"^\s+(\w+): (\w+)\s*$")
 OUTPUT_ATTRIBUTE = re.compile(r"^\s+(\w+)\.(layout|users|\w+) = (.*)$")
 OPS_CALL = re.compile(r"\bops\.(\w+)\(")
 QUOTED = re.compile(r"'([^']*)'")
-NAMED = re.compile(r"name='([^']*)'")
-USER = re.compile(r"node=(?:\w+\(name='([^']+)'\)|(OUTPUT))")
 
 # Whole-text patterns. Each takes only lines that the line patterns above would read the same
 # way, with no warning; anything else is left to the line-by-line reader. `\s` becomes
@@ -163,7 +161,7 @@ _node_kind = lru_cache(maxsize=1024)(node_kind)  # a file has a handful of node 
 def parse_scheduler_ir(data: bytes | str, *, path: str, stage: str) -> SchedulerIR:
     """Return the scheduler nodes of an IR dump; never raises on content."""
     text, warnings = read_artifact(data, path)
-    builder = _Builder(path, warnings, _dedent_members(_lines_text(text)))
+    builder = _Builder(path, warnings, dedent_members(_lines_text(text)))
     builder.run()
     return builder.result(stage)
 
@@ -174,42 +172,6 @@ def _lines_text(text: str) -> str:
         lines = text.splitlines()
         return "\n".join(lines) + "\n" if lines else ""
     return text if not text or text.endswith("\n") else text + "\n"
-
-
-# Torch 2.1 to 2.4 print a fused node's members indented by four spaces under it
-# (`    buf1_buf2.snodes[0] =`, then the member's own lines); later versions print them at column 0.
-INDENTED_SNODES = re.compile(r"^    \w+\.snodes\[\d+\] =", re.M)
-MEMBER_INDENT = "    "
-
-
-def _has_indented_snodes(text: str) -> bool:
-    """Whether a `.snodes[` line is indented; a few str.find calls instead of a multi-line search."""
-    at = text.find(".snodes[")
-    while at >= 0:
-        line_start = text.rfind("\n", 0, at) + 1
-        if INDENTED_SNODES.match(text, line_start):
-            return True
-        at = text.find(".snodes[", at + 8)
-    return False
-
-
-def _dedent_members(text: str) -> str:
-    """The text with indented member blocks moved to column 0 (same lines, same line numbers)."""
-    if not _has_indented_snodes(text):
-        return text
-    out = []
-    inside = False
-    for line in text.split("\n"):
-        if inside and line.strip() and not line.startswith(MEMBER_INDENT):
-            inside = False
-        elif not inside and INDENTED_SNODES.match(line):
-            inside = True
-        out.append(line[len(MEMBER_INDENT):] if inside and line.startswith(MEMBER_INDENT) else line)
-    return "\n".join(out)
-
-
-# Torch 2.5 writes the kernel of some nodes after them: `op6 Triton code:` and an indented block.
-CODE_BLOCK = re.compile(r"^(\w+) (?:Triton|C\+\+|CPP|Halide) code:\s*$")
 
 
 def _balance(text: str) -> int:
@@ -547,7 +509,7 @@ def _outputs_of(text: str, parts: list) -> list[list]:
 
 def _buffers_of(text: str, parts: list) -> tuple[Buffer, ...]:
     """The Buffers of a node's outputs blocks."""
-    return tuple(Buffer(name, ir_type, _layout(layout), users) for name, ir_type, layout, users in _raw_buffers(text, parts))
+    return tuple(Buffer(name, ir_type, layout_cached(layout), users) for name, ir_type, layout, users in _raw_buffers(text, parts))
 
 
 def _buffer_users_of(text: str, parts: list) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -639,102 +601,3 @@ def _members_from_name(name: str) -> tuple[str, ...]:
     """`op1_op2_op3` -> (op1, op2, op3); `buf1_buf2` likewise. Used only when snodes are missing."""
     parts = re.findall(r"(?:op|buf)\d+", name)
     return tuple(parts) if "_".join(parts) == name else ()
-
-
-DEP_FAST = re.compile(
-    r"(MemoryDep)\('([^']*)', ([^{}]*?), (\{[^}]*\})(?:, mode=\w+)?\)"
-    r"|(\w+Dep)\(name='([^']*)'(?:, [\w=']+)*\)"
-)
-
-
-def parse_dependencies(value: str) -> tuple[Dependency, ...]:
-    """`[MemoryDep('buf1', d0, {d0: 100}), StarDep(name='x', mode=None)]` -> Dependencies."""
-    # fast path: every item has one of the usual shapes, and nothing is left between them
-    deps = []
-    last = 0
-    for m in DEP_FAST.finditer(value):
-        if value[last : m.start()].strip(" ,[]"):
-            break
-        last = m.end()
-        if m.group(1):
-            deps.append(Dependency("MemoryDep", m.group(2), m.group(3), m.group(4)))
-        else:
-            deps.append(Dependency(m.group(5), m.group(6), "", ""))
-    else:
-        if not value[last:].strip(" ,[]"):
-            return tuple(deps)
-    return _parse_dependencies_slow(value)
-
-
-def _parse_dependencies_slow(value: str) -> tuple[Dependency, ...]:
-    value = value.strip()
-    if value.startswith("[") and value.endswith("]"):
-        value = value[1:-1]
-    elif value.startswith("OrderedSet(["):
-        value = value[len("OrderedSet([") : -2]
-    deps = []
-    for item in split_top_level(value):
-        kind, _, rest = item.partition("(")
-        rest = rest[:-1] if rest.endswith(")") else rest
-        named = NAMED.search(rest)
-        if named:
-            # torch 2.0: `MemoryDep(name='buf1', index=c0, size=(1605632,))`
-            keywords = dict(p.partition("=")[::2] for p in split_top_level(rest) if "=" in p)
-            deps.append(Dependency(kind.strip(), named.group(1), keywords.get("index", "").strip(),
-                                   keywords.get("size", "").strip()))
-            continue
-        parts = split_top_level(rest)
-        buf = QUOTED.match(parts[0]).group(1) if parts and QUOTED.match(parts[0]) else (parts[0] if parts else "")
-        index = parts[1] if len(parts) > 1 else ""
-        ranges = parts[2] if len(parts) > 2 else ""
-        deps.append(Dependency(kind.strip(), buf, index, ranges))
-    return tuple(deps)
-
-
-LAYOUT_FAST = re.compile(r"^(\w+)\('([^']*)', ([\w.]+), size=\[([^\]]*)\], stride=\[([^\]]*)\]\)$")
-
-
-def parse_layout(value: str) -> Layout | None:
-    """`FixedLayout('cuda:0', torch.float32, size=[100, 1], stride=[1, 100])` -> Layout."""
-    value = value.strip()
-    m = LAYOUT_FAST.match(value)
-    if m:
-        return Layout(m.group(1), m.group(2), m.group(3), _dims(m.group(4)), _dims(m.group(5)))
-    if not value or "(" not in value:
-        return None
-    kind, _, rest = value.partition("(")
-    rest = rest[:-1] if rest.endswith(")") else rest
-    device = dtype = ""
-    size: tuple[str, ...] = ()
-    stride: tuple[str, ...] = ()
-    positional = 0
-    for part in split_top_level(rest):
-        key, eq, val = part.partition("=")
-        if eq and key.strip().isidentifier() and not key.startswith(("'", "torch")):
-            key, val = key.strip(), val.strip()
-            if key == "size":
-                size = tuple(split_top_level(val.strip("[]")))
-            elif key == "stride":
-                stride = tuple(split_top_level(val.strip("[]")))
-            elif key == "device":
-                device = val
-            elif key == "dtype":
-                dtype = val
-            continue
-        if positional == 0:
-            device = part.strip("'\"")
-        elif positional == 1:
-            dtype = part
-        positional += 1
-    return Layout(kind.strip(), device, dtype, size, stride)
-
-
-_layout = lru_cache(maxsize=4096)(parse_layout)  # a graph repeats a few layouts many times
-
-
-def _dims(text: str) -> tuple[str, ...]:
-    return tuple(x.strip() for x in text.split(",")) if "(" not in text else tuple(split_top_level(text))
-
-
-def parse_users(value: str) -> tuple[str, ...]:
-    return tuple(a or b for a, b in USER.findall(value))
