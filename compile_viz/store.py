@@ -23,7 +23,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 META = "meta.json"
-MEASURE = "measure.json"  # eager vs compiled measurement (capture --measure), beside meta.json
 MAX_IMPORT_BYTES = 2 * 1024**3  # unpacked size cap for an imported zip
 MAX_IMPORT_ENTRIES = 200_000
 _TMP_PREFIX = ".tmp-"
@@ -95,15 +94,6 @@ def new_run_id(model: str) -> str:
 def read_meta(folder: Path) -> dict[str, Any]:
     with open(folder / META, encoding="utf-8") as f:
         return json.load(f)
-
-
-def read_measure(folder: Path) -> dict[str, Any] | None:
-    """Return the run's measure.json, or None when the run was not measured or the file is unreadable."""
-    try:
-        with open(folder / MEASURE, encoding="utf-8") as f:
-            return json.load(f)
-    except (OSError, ValueError):
-        return None
 
 
 def write_meta(folder: Path, meta: dict[str, Any]) -> None:

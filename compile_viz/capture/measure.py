@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from compile_viz.capture import kernel_costs
+from compile_viz.measurements import Measurement
 
 MIN_CALLS = 50
 MAX_CALLS = 1000
@@ -366,19 +367,4 @@ def _speedup(full: dict) -> float | None:
 
 def summarize(full: dict) -> dict:
     """Return the small summary that goes into meta.json's `measure` (the rest stays in measure.json)."""
-    def latency(key):
-        return (full.get(key) or {}).get("latency") or {}
-
-    def profile(key):
-        return (full.get(key) or {}).get("profile") or {}
-
-    corr = full.get("correctness") or {}
-    bw = full.get("bandwidth") or {}
-    return {"file": "measure.json", "ok": corr.get("ok"), "max_abs": corr.get("max_abs"),
-            "max_rel": corr.get("max_rel"), "speedup": full.get("speedup"),
-            "eager_median_ms": latency("eager").get("median_ms"),
-            "compiled_median_ms": latency("compiled").get("median_ms"),
-            "compile_s": full.get("compile_s"), "device": full.get("device"), "device_name": full.get("device_name"),
-            "eager_kernels_per_call": profile("eager").get("kernels_per_call"),
-            "compiled_kernels_per_call": profile("compiled").get("kernels_per_call"),
-            "peak_gbps": bw.get("peak_gbps"), "copy_gbps": bw.get("copy_gbps"), "errors": len(full.get("errors", []))}
+    return Measurement.from_json(full).summary().to_json()

@@ -45,6 +45,12 @@ class RunInfo:
     def stderr_tail(self) -> str:
         return str(self.meta.get("stderr_tail") or "")
 
+    @property
+    def run_dir(self) -> Path | None:
+        """Return the run folder (the parent of debug/, holding meta.json), or None for a bare debug tree."""
+        path = Path(self.debug_path or "")
+        return path.parent if path.name == "debug" and (path.parent / "meta.json").is_file() else None
+
 
 def default_run_key(store: RunStore) -> str | None:
     """Return the latest complete run in the store, else the first bundled run (gpt_small first)."""

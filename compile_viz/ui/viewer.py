@@ -12,7 +12,7 @@ from compile_viz.render.selection import select
 from compile_viz.render.summary import Card, cards_html, graph_break_rows, graph_cards, run_cards
 from compile_viz.store import StoreError
 from compile_viz.ui import loaders, panes, state
-from compile_viz.ui.perf_panel import kernel_cost_caption, perf_panel, run_folder
+from compile_viz.ui.perf_panel import kernel_cost_caption, perf_panel
 from compile_viz.ui.runs import default_run_key
 
 COLLAPSE_ABOVE = 300  # nodes: above this a graph opens collapsed, one box per launch
@@ -55,7 +55,7 @@ def page() -> None:
         panes.graph_pane(info, graph, index, fx_name, view, zoom, lambda click: _clicked(index, fx_name, click))
     with right:
         panes.code_pane(graph, index, sel)
-        cost = kernel_cost_caption(run_folder(info), graph.id, sel.kernel) if sel.kernel else ""
+        cost = kernel_cost_caption(info, graph.id, sel.kernel) if sel.kernel else ""
         if cost:
             st.caption(f"Measured: {cost}")
     left, right = st.columns(2, gap="small")
@@ -67,7 +67,7 @@ def page() -> None:
         panes.source_pane(info, graph, sel)
     if info.meta.get("measure"):
         with st.expander("Eager vs compiled: did compiling pay off?", expanded=True):
-            picked = perf_panel(run_folder(info) or info.meta, graph.id, sel.kernel)
+            picked = perf_panel(info, graph.id, sel.kernel)
         if picked and picked != sel.kernel:
             state.update(kernel=picked, launch=None, node=None)
             st.rerun()

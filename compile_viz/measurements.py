@@ -1,0 +1,327 @@
+"""Measurements as typed records: measure.json and the summary in meta.json's `measure`.
+
+The capture child writes both (`capture/measure.py`); this module is the one place that reads
+them. Stdlib only. `from_json` is tolerant like the artifact parsers: a missing key or a value of
+the wrong type becomes None (or an empty tuple), never an exception, since a run folder may come
+from an older capture or from someone else's zip.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+FILE = "measure.json"  # beside meta.json in a run folder
+
+
+def _dict(value: Any) -> dict:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: Any) -> list:
+    return value if isinstance(value, list) else []
+
+
+def _num(value: Any) -> float | None:
+    """Return an int or float as it is (bool is not a number here), else None."""
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _bool(value: Any) -> bool | None:
+    return value if isinstance(value, bool) else None
+
+
+@dataclass(frozen=True, slots=True)
+class KernelCost:
+    """One kernel's cost per call in one graph (a row of measure.json's kernels.graphs.*.kernels)."""
+
+    kernel: str
+    kind: str
+    launches_in_code: int | None = None
+    bytes_per_launch: int | None = None
+    time_us: float | None = None  # None: not seen in the profile
+    count_per_call: float | None = None
+    share: float | None = None  # of the compiled kernel time
+    gbps: float | None = None
+    library_kernels: tuple[tuple[str, float], ...] = ()  # e.g. the cuBLAS kernels behind extern_kernels.mm
+
+    @classmethod
+    def from_json(cls, data: Any) -> KernelCost:
+        d = _dict(data)
+        library = tuple((k, v) for k, v in _dict(d.get("library_kernels")).items() if _num(v) is not None)
+        return cls(kernel=_str(d.get("kernel")) or "?", kind=_str(d.get("kind")) or "extern",
+                   launches_in_code=_int(d.get("launches_in_code")), bytes_per_launch=_int(d.get("bytes_per_launch")),
+                   time_us=_num(d.get("time_us")), count_per_call=_num(d.get("count_per_call")),
+                   share=_num(d.get("share")), gbps=_num(d.get("gbps")), library_kernels=library)
+
+
+@dataclass(frozen=True, slots=True)
+class GraphCosts:
+    """The kernels of one compiled graph with their costs, most expensive first."""
+
+    name: str  # the graph's folder name, e.g. model__0_forward_1.0
+    kernels: tuple[KernelCost, ...]
+    time_us: float | None = None
+    invocations_per_call: float | None = None
+
+    @classmethod
+    def from_json(cls, name: str, data: Any) -> GraphCosts:
+        d = _dict(data)
+        return cls(name=name, kernels=tuple(KernelCost.from_json(r) for r in _list(d.get("kernels"))),
+                   time_us=_num(d.get("time_us")), invocations_per_call=_num(d.get("invocations_per_call")))
+
+    def kernel(self, name: str | None) -> KernelCost | None:
+        """Return the row of the kernel called `name`, or None."""
+        return next((k for k in self.kernels if k.kernel == name), None)
+
+
+@dataclass(frozen=True, slots=True)
+class OutsideCost:
+    """Time per call in an op outside every compiled graph."""
+
+    op: str
+    time_us: float | None = None
+    count_per_call: float | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> OutsideCost:
+        d = _dict(data)
+        return cls(op=_str(d.get("op")) or "?", time_us=_num(d.get("time_us")),
+                   count_per_call=_num(d.get("count_per_call")))
+
+
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """Steady-state time per call of one variant (eager or compiled), warm-up discarded."""
+
+    median_ms: float | None = None
+    p10_ms: float | None = None
+    p90_ms: float | None = None
+    min_ms: float | None = None
+    mean_ms: float | None = None
+    stdev_ms: float | None = None
+    calls: int | None = None
+    warmup_calls: int | None = None
+    method: str | None = None
+    note: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> Latency | None:
+        if not isinstance(data, dict):
+            return None
+        return cls(**{k: _num(data.get(k)) for k in ("median_ms", "p10_ms", "p90_ms", "min_ms", "mean_ms", "stdev_ms")},
+                   calls=_int(data.get("calls")), warmup_calls=_int(data.get("warmup_calls")),
+                   method=_str(data.get("method")), note=_str(data.get("note")))
+
+
+@dataclass(frozen=True, slots=True)
+class Profile:
+    """Kernel counts per call of one variant, from torch.profiler."""
+
+    steps: int | None = None
+    kernels_per_call: float | None = None
+    kernels_in_graphs_per_call: float | None = None
+    device_time_per_call_us: float | None = None
+    memcpy_memset_per_call: float | None = None
+    graph_calls_per_call: float | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> Profile | None:
+        if not isinstance(data, dict):
+            return None
+        return cls(steps=_int(data.get("steps")),
+                   **{k: _num(data.get(k)) for k in ("kernels_per_call", "kernels_in_graphs_per_call",
+                                                     "device_time_per_call_us", "memcpy_memset_per_call",
+                                                     "graph_calls_per_call")})
+
+
+@dataclass(frozen=True, slots=True)
+class Variant:
+    """Eager or compiled: its latency and its profile (None when that part failed)."""
+
+    latency: Latency | None = None
+    profile: Profile | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> Variant:
+        d = _dict(data)
+        return cls(latency=Latency.from_json(d.get("latency")), profile=Profile.from_json(d.get("profile")))
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One output or gradient compared, eager vs compiled."""
+
+    what: str
+    ok: bool | None = None
+    shape: tuple[int, ...] = ()
+    dtype: str | None = None
+    max_abs: float | None = None
+    max_rel: float | None = None
+    rtol: float | None = None
+    atol: float | None = None
+    note: str | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> Check:
+        d = _dict(data)
+        return cls(what=_str(d.get("what")) or "?", ok=_bool(d.get("ok")),
+                   shape=tuple(s for s in _list(d.get("shape")) if _int(s) is not None), dtype=_str(d.get("dtype")),
+                   max_abs=_num(d.get("max_abs")), max_rel=_num(d.get("max_rel")), rtol=_num(d.get("rtol")),
+                   atol=_num(d.get("atol")), note=_str(d.get("note")))
+
+
+@dataclass(frozen=True, slots=True)
+class Correctness:
+    """Eager vs compiled outputs (and gradients of a training step): the worst errors and pass/fail."""
+
+    ok: bool | None = None
+    compared: int | None = None
+    checks: tuple[Check, ...] = ()
+    max_abs: float | None = None
+    max_rel: float | None = None
+    worst: str | None = None
+    grads_compared: bool | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> Correctness | None:
+        if not isinstance(data, dict):
+            return None
+        return cls(ok=_bool(data.get("ok")), compared=_int(data.get("compared")),
+                   checks=tuple(Check.from_json(c) for c in _list(data.get("checks"))),
+                   max_abs=_num(data.get("max_abs")), max_rel=_num(data.get("max_rel")),
+                   worst=_str(data.get("worst")), grads_compared=_bool(data.get("grads_compared")))
+
+
+@dataclass(frozen=True, slots=True)
+class Bandwidth:
+    """The device's peak (data sheet) and a measured large copy, in GB/s read + written."""
+
+    peak_gbps: float | None = None
+    peak_source: str | None = None
+    copy_gbps: float | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> Bandwidth:
+        d = _dict(data)
+        return cls(peak_gbps=_num(d.get("peak_gbps")), peak_source=_str(d.get("peak_source")),
+                   copy_gbps=_num(d.get("copy_gbps")))
+
+
+@dataclass(frozen=True, slots=True)
+class MeasureSummary:
+    """The few numbers meta.json keeps under `measure`: enough for the verdict and the runs list."""
+
+    file: str | None = None
+    ok: bool | None = None
+    max_abs: float | None = None
+    max_rel: float | None = None
+    speedup: float | None = None
+    eager_median_ms: float | None = None
+    compiled_median_ms: float | None = None
+    compile_s: float | None = None
+    device: str | None = None
+    device_name: str | None = None
+    eager_kernels_per_call: float | None = None
+    compiled_kernels_per_call: float | None = None
+    peak_gbps: float | None = None
+    copy_gbps: float | None = None
+    errors: int | None = None  # how many parts of the measurement failed (their text is in measure.json)
+
+    @classmethod
+    def from_json(cls, data: Any) -> MeasureSummary | None:
+        if not isinstance(data, dict) or not data:
+            return None
+        kinds = {"file": _str, "ok": _bool, "device": _str, "device_name": _str, "errors": _int}
+        return cls(**{name: kinds.get(name, _num)(data.get(name)) for name in cls.__dataclass_fields__})
+
+    def to_json(self) -> dict[str, Any]:
+        """Return the dict meta.json stores."""
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    """measure.json: eager vs compiled on one input set, and where the compiled time goes."""
+
+    schema: int | None = None
+    device: str | None = None  # "cuda", "cpu", ...
+    device_name: str | None = None
+    train: bool | None = None
+    dtype: str | None = None
+    compile_s: float | None = None
+    input_set: int | None = None
+    errors: tuple[str, ...] = ()  # "part: ExceptionType: message" for each part that failed
+    correctness: Correctness | None = None
+    eager: Variant = Variant()
+    compiled: Variant = Variant()
+    graphs: tuple[GraphCosts, ...] = ()
+    outside: tuple[OutsideCost, ...] = ()
+    total_in_graphs_us: float | None = None
+    total_outside_us: float | None = None
+    bandwidth: Bandwidth = Bandwidth()
+    speedup: float | None = None
+
+    @classmethod
+    def from_json(cls, data: Any) -> Measurement:
+        d = _dict(data)
+        kernels = _dict(d.get("kernels"))
+        return cls(
+            schema=_int(d.get("schema")), device=_str(d.get("device")), device_name=_str(d.get("device_name")),
+            train=_bool(d.get("train")), dtype=_str(d.get("dtype")), compile_s=_num(d.get("compile_s")),
+            input_set=_int(d.get("input_set")), errors=tuple(e for e in _list(d.get("errors")) if isinstance(e, str)),
+            correctness=Correctness.from_json(d.get("correctness")),
+            eager=Variant.from_json(d.get("eager")), compiled=Variant.from_json(d.get("compiled")),
+            graphs=tuple(GraphCosts.from_json(str(k), v) for k, v in _dict(kernels.get("graphs")).items()),
+            outside=tuple(OutsideCost.from_json(r) for r in _list(kernels.get("outside"))),
+            total_in_graphs_us=_num(kernels.get("total_in_graphs_us")),
+            total_outside_us=_num(kernels.get("total_outside_us")),
+            bandwidth=Bandwidth.from_json(d.get("bandwidth")), speedup=_num(d.get("speedup")),
+        )
+
+    def graph_costs(self, graph_id: str) -> GraphCosts | None:
+        """Return the costs of a graph id (the folder name, or an id ending in it, as discovery makes), or None."""
+        for g in self.graphs:
+            if g.name == graph_id:
+                return g
+        return next((g for g in self.graphs if graph_id.endswith(g.name) or g.name.endswith(graph_id)), None)
+
+    def summary(self) -> MeasureSummary:
+        """Return the summary meta.json keeps under `measure`."""
+        corr = self.correctness or Correctness()
+        eager, compiled = self.eager, self.compiled
+        return MeasureSummary(
+            file=FILE, ok=corr.ok, max_abs=corr.max_abs, max_rel=corr.max_rel, speedup=self.speedup,
+            eager_median_ms=eager.latency.median_ms if eager.latency else None,
+            compiled_median_ms=compiled.latency.median_ms if compiled.latency else None,
+            compile_s=self.compile_s, device=self.device, device_name=self.device_name,
+            eager_kernels_per_call=eager.profile.kernels_per_call if eager.profile else None,
+            compiled_kernels_per_call=compiled.profile.kernels_per_call if compiled.profile else None,
+            peak_gbps=self.bandwidth.peak_gbps, copy_gbps=self.bandwidth.copy_gbps, errors=len(self.errors))
+
+
+def read_measurement(folder: str | Path) -> Measurement | None:
+    """Return a run folder's measure.json, or None when the run was not measured or the file is unreadable."""
+    try:
+        with open(Path(folder) / FILE, encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return Measurement.from_json(data) if isinstance(data, dict) else None
+
+
+def read_run(folder: str | Path | None, meta: Any) -> tuple[MeasureSummary | None, Measurement | None]:
+    """Return (summary, full measurement) of a run: meta.json's summary, else one made from measure.json."""
+    full = read_measurement(folder) if folder else None
+    summary = MeasureSummary.from_json(_dict(meta).get("measure"))
+    return summary or (full.summary() if full else None), full
