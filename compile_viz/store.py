@@ -26,6 +26,10 @@ META = "meta.json"
 MAX_IMPORT_BYTES = 2 * 1024**3  # unpacked size cap for an imported zip
 MAX_IMPORT_ENTRIES = 200_000
 _TMP_PREFIX = ".tmp-"
+# The index's layout, kept in SQLite's `PRAGMA user_version`. Bump it whenever _SCHEMA or what
+# _index() writes changes: an index of any other version is dropped and rebuilt from the run
+# folders (they are the truth; the index is only a cache of their meta.json).
+SCHEMA_VERSION = 1
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, model TEXT, status TEXT, created TEXT, device TEXT, mode TEXT,
@@ -110,8 +114,8 @@ class RunStore:
         self.runs_dir = self.home / "runs"
         self.index_path = self.home / "index.sqlite"
         self.runs_dir.mkdir(parents=True, exist_ok=True)
-        with self._db() as db:
-            db.execute(_SCHEMA)
+        if self._open_index():
+            self.sync()
 
     # -- writing ---------------------------------------------------------------------------
     def begin(self, model: str) -> tuple[str, Path]:
@@ -231,6 +235,17 @@ class RunStore:
         except FileNotFoundError:
             return []
         return [n for n in names if not n.startswith(".") and (self.runs_dir / n / META).is_file()]
+
+    def _open_index(self) -> bool:
+        """Create the index, or drop it when another SCHEMA_VERSION wrote it; return whether it is new."""
+        with self._db() as db:
+            db.execute("BEGIN IMMEDIATE")  # one process at a time checks and remakes it
+            if db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+                return False
+            db.execute("DROP TABLE IF EXISTS runs")
+            db.execute(_SCHEMA)
+            db.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
+        return True
 
     def _db(self) -> sqlite3.Connection:
         # A fresh connection per operation: safe across threads and processes; sqlite locks.

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import stat
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from compile_viz.store import RunStore, StoreError, bundled_runs, default_home, open_bundled
+from compile_viz.store import SCHEMA_VERSION, RunStore, StoreError, bundled_runs, default_home, open_bundled
 
 
 def fake_run(store: RunStore, model: str = "tiny_linear_relu", status: str = "complete", created: str = "2026-01-01"):
@@ -68,6 +69,33 @@ def test_index_follows_folders(tmp_path):
     assert [r.id for r in RunStore(tmp_path).list_runs()] == [run.id]  # rebuilt from folders
     store.delete(run.id)
     assert store.list_runs() == []
+
+
+def test_an_index_of_another_schema_version_is_rebuilt_from_the_folders(tmp_path):
+    store = RunStore(tmp_path)
+    runs = [fake_run(store, "mlp_gelu", created="2026-01-01"), fake_run(store, "pointwise_chain", created="2026-02-01")]
+    with sqlite3.connect(store.index_path) as db:  # an index laid out by an older release, one run missing
+        db.execute("DROP TABLE runs")
+        db.execute("CREATE TABLE runs (id TEXT PRIMARY KEY, model TEXT)")
+        db.execute("INSERT INTO runs VALUES (?, ?)", (runs[0].id, "stale"))
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    db.close()
+    again = RunStore(tmp_path)
+    with sqlite3.connect(again.index_path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert db.execute("SELECT COUNT(*), COUNT(device) FROM runs").fetchone() == (2, 2)  # rebuilt, not patched
+    db.close()
+    assert [r.id for r in again.list_runs()] == [runs[1].id, runs[0].id]
+    assert [r.id for r in again.list_runs("mlp")] == [runs[0].id]
+
+
+def test_an_index_of_this_version_is_kept(tmp_path):
+    store = RunStore(tmp_path)
+    run = fake_run(store)
+    with sqlite3.connect(store.index_path) as db:
+        db.execute("UPDATE runs SET model = 'marked' WHERE id = ?", (run.id,))
+    db.close()
+    assert [r.id for r in RunStore(tmp_path).list_runs("marked")] == [run.id]
 
 
 def test_temporary_folders_are_not_runs(tmp_path):
