@@ -67,6 +67,13 @@ def artifact_files(name: str) -> list[Path]:
     return sorted(Path(p) for p in glob.glob(str(CORPUS / "**" / name), recursive=True))
 
 
+def compile_viz_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
+    """Run `python -m compile_viz.cli ARGS` from the repository root on the CPU, as a user would."""
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", COMPILE_VIZ_WARM="0")
+    return subprocess.run([sys.executable, "-m", "compile_viz.cli", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
 @pytest.fixture
 def corpus():
     corpus_required()
