@@ -7,25 +7,17 @@ on this machine's CPU with the project's CLI.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.conftest import ROOT
+from tests.conftest import compile_viz_cli as cli
+
 MODEL = "tests/third_party/fails_in_loss.py"
 pytestmark = pytest.mark.slow
-
-
-def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess:
-    """Run `python -m compile_viz.cli ARGS` from the repository root, as a user would."""
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", COMPILE_VIZ_WARM="0")
-    return subprocess.run([sys.executable, "-m", "compile_viz.cli", *args], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
