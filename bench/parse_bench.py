@@ -83,7 +83,7 @@ def host_check(repeat: int = 15) -> float:
 def read_deferred(parsed) -> None:
     """Read every field a parser left to be filled on first access (nodes with a `_fill`)."""
     for g in parsed:
-        for fx in (g.fx_graph, g.post_grad_graph):
+        for fx in (g.aot_graph, g.post_grad_graph):
             for n in (fx.nodes + fx.subgraph_nodes) if fx else ():
                 n.constants  # noqa: B018
         for ir in (g.pre_fusion, g.post_fusion):

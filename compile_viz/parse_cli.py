@@ -51,7 +51,7 @@ def strict_exit(parsed) -> int:
 def summary_lines(parsed) -> list[str]:
     lines = []
     for g in parsed.graphs:
-        fx = len(g.fx_graph.call_nodes) if g.fx_graph else 0
+        fx = len(g.aot_graph.call_nodes) if g.aot_graph else 0
         pg = len(g.post_grad_graph.call_nodes) if g.post_grad_graph else 0
         oc = g.output_code
         kernels = len(oc.kernels) if oc else 0
@@ -93,7 +93,7 @@ def graph_json(g: GraphParse) -> dict:
         "id": g.id,
         "kind": g.kind,
         "files": list(g.folder.files),
-        "fx_nodes": [_node_json(n) for n in g.fx_graph.nodes] if g.fx_graph else [],
+        "fx_nodes": [_node_json(n) for n in g.aot_graph.nodes] if g.aot_graph else [],
         "post_grad_nodes": [_node_json(n) for n in g.post_grad_graph.nodes] if g.post_grad_graph else [],
         "scheduler_nodes": [
             {"name": n.name, "type": n.node_type, "kind": n.kind, "buffers": list(n.buffer_names)}

@@ -16,14 +16,6 @@ CORPUS = ROOT.parent / "shared" / "corpus"
 GPU_CORPUS = CORPUS / "gpu-h100-torch2.11"
 SAMPLE_RUNS = ROOT / "sample_runs"
 THIRD_PARTY = ROOT / "tests" / "fixtures" / "third_party"  # H100 captures of transformers/timm/torchvision models
-ARTIFACT_NAMES = (
-    "fx_graph_readable.py",
-    "fx_graph_transformed.py",
-    "ir_pre_fusion.txt",
-    "ir_post_fusion.txt",
-    "output_code.py",
-    "inductor_provenance_tracking_node_mappings.json",
-)
 
 
 def corpus_required():

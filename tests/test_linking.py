@@ -81,7 +81,7 @@ def test_aot_nodes_near_the_saved_tensors_stay_in_their_layer():
     # the post-grad passes turn `view` into `reshape` and keep the name: the same node, the same
     # launches, or none and the same reason
     post = {n.name: n for n in g.post_grad_graph.nodes}
-    renamed = [n.name for n in g.fx_graph.nodes
+    renamed = [n.name for n in g.aot_graph.nodes
                if n.target == "aten.view.default" and n.name in post and post[n.name].target == "aten.reshape.default"]
     assert len(renamed) > 100
     with_launches = 0
@@ -130,7 +130,7 @@ def test_json_hidden_agrees_with_json_on_fixtures():
 def _coverage(g):
     idx = build_index(g)
     out = {}
-    for graph_name, fx in ((POST_GRAD, g.post_grad_graph), (AOT, g.fx_graph)):
+    for graph_name, fx in ((POST_GRAD, g.post_grad_graph), (AOT, g.aot_graph)):
         if fx is None:
             continue
         calls = [n for n in fx.nodes if n.op == "call_function"]

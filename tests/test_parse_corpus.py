@@ -59,7 +59,7 @@ def parsed_counts(g) -> dict[str, int]:
         )
 
     return {
-        "fx_ops": torch_ops(g.fx_graph),
+        "fx_ops": torch_ops(g.aot_graph),
         "post_grad_ops": torch_ops(g.post_grad_graph),
         "kernels": len(g.output_code.kernels) if g.output_code else 0,
         "launches": len(g.output_code.launches) if g.output_code else 0,
@@ -110,7 +110,7 @@ def test_corpus_present_and_every_set_parses_clean():
             assert g.output_code is not None, g.id
             # the one warning allowed is true of the set: a file its author did not keep
             absent = {n for n in EXPECTED if n not in raw[g.folder.name]}
-            assert (g.fx_graph is None) == ("fx_graph_readable.py" in absent), g.id
+            assert (g.aot_graph is None) == ("fx_graph_readable.py" in absent), g.id
             said = [str(w) for w in g.warnings]
             assert said == [f"{g.folder.name}/{n}: missing: views that need it will be partial" for n in EXPECTED if n in absent], said
 
@@ -134,7 +134,7 @@ def _graph(case: str, kind: str = "inference", index: int = 0):
 
 def test_matmul_softmax_hand_checked():
     _, g = _graph("matmul_softmax")
-    aot = g.fx_graph
+    aot = g.aot_graph
     assert [n.name for n in aot.call_nodes] == ["mm", "amax", "sub", "exp", "sum_1", "div"]
     mm = aot.node("mm")
     assert mm.target == "aten.mm.default" and mm.dtype == "f32" and mm.shape == ("100", "100")
@@ -187,7 +187,7 @@ def test_backward_graph_and_kernel_meta():
     from compile_viz.artifacts.kernel_meta import kernel_meta
 
     _, g = _graph("mlp_train_step", "backward")
-    assert g.fx_graph.outputs == ("mm_2", "view_1", None, "mm_1", "view")
+    assert g.aot_graph.outputs == ("mm_2", "view_1", None, "mm_1", "view")
     assert g.output_code.graph_inputs == ("primals_3", "primals_4", "addmm", "mul_2", "tangents_1")
     kinds = [(la.kernel, la.is_extern) for la in g.output_code.launches]
     assert kinds[0] == ("extern_kernels.mm", True) and kinds[2] == ("triton_per_fused_sum_0", False)
@@ -197,9 +197,9 @@ def test_backward_graph_and_kernel_meta():
 
 def test_dynamic_shapes_keep_symbols():
     _, g = _graph("dynamic_shapes")
-    x = g.fx_graph.node("arg2_1")
+    x = g.aot_graph.node("arg2_1")
     assert x.shape == ("s77", "s27")
-    assert g.fx_graph.node("arg0_1").dtype == "Sym"
+    assert g.aot_graph.node("arg0_1").dtype == "Sym"
     assert any("s77" in "".join(b.layout.size) for n in g.pre_fusion.nodes for b in n.outputs if b.layout)
 
 

@@ -21,5 +21,5 @@ def test_cpu_compile_parses_like_the_corpus(cpu_run):
         assert oc.kernels and all(k.backend == "cpp" and k.kind == "cpp" for k in oc.kernels)
         assert any(not la.is_extern for la in oc.launches)
         assert any(la.kernel == "extern_kernels.addmm" for la in oc.launches) or g.kind == "backward"
-        assert g.fx_graph.node("output") is not None
-        assert any(n.source and n.source.file.endswith("model.py") for n in g.fx_graph.nodes)
+        assert g.aot_graph.node("output") is not None
+        assert any(n.source and n.source.file.endswith("model.py") for n in g.aot_graph.nodes)

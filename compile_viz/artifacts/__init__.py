@@ -8,26 +8,14 @@ from compile_viz.artifacts.discover import (
     find_graphs,
     read_graph_breaks,
 )
-from compile_viz.artifacts.fx_graph import parse_fx_graph
 from compile_viz.artifacts.gc_pause import without_gc
+from compile_viz.artifacts.kinds import EXPECTED, PARSED
 from compile_viz.artifacts.model import DebugParse, GraphFolder, GraphParse, ParseWarning
-from compile_viz.artifacts.output_code import parse_output_code
-from compile_viz.artifacts.provenance import parse_provenance
-from compile_viz.artifacts.scheduler_ir import parse_scheduler_ir
 
 __all__ = ["DiscoveryError", "parse_path", "parse_graph", "DebugParse", "GraphParse"]
 
-# file name -> (GraphParse field, parser)
-PARSERS = {
-    "fx_graph_readable.py": ("fx_graph", parse_fx_graph),
-    "fx_graph_transformed.py": ("post_grad_graph", parse_fx_graph),
-    "ir_pre_fusion.txt": ("pre_fusion", lambda d, path: parse_scheduler_ir(d, path=path, stage="pre_fusion")),
-    "ir_post_fusion.txt": ("post_fusion", lambda d, path: parse_scheduler_ir(d, path=path, stage="post_fusion")),
-    "output_code.py": ("output_code", parse_output_code),
-    "inductor_provenance_tracking_node_mappings.json": ("provenance", parse_provenance),
-}
-# Files whose absence is worth a warning (the provenance JSON is optional: older torch has none).
-EXPECTED = ("fx_graph_readable.py", "fx_graph_transformed.py", "ir_pre_fusion.txt", "ir_post_fusion.txt", "output_code.py")
+# file name -> (GraphParse field, parser), from the artifact table (kinds.py)
+PARSERS = {a.file: (a.name, a.parser) for a in PARSED}
 
 
 def parse_graph(reader: ArtifactReader, folder: GraphFolder) -> GraphParse:
@@ -55,7 +43,7 @@ def parse_graph_files(folder: GraphFolder, files: dict[str, bytes | None]) -> Gr
         warnings.extend(result.warnings)
     return GraphParse(
         folder=folder,
-        fx_graph=fields.get("fx_graph"),
+        aot_graph=fields.get("aot_graph"),
         post_grad_graph=fields.get("post_grad_graph"),
         pre_fusion=fields.get("pre_fusion"),
         post_fusion=fields.get("post_fusion"),

@@ -12,18 +12,10 @@ import re
 import zipfile
 from pathlib import PurePosixPath
 
+from compile_viz.artifacts.kinds import FILES
 from compile_viz.artifacts.model import GraphBreak, GraphFolder
 from compile_viz.artifacts.versions import GRAPH_PARENTS
 
-ARTIFACT_FILES = (
-    "fx_graph_readable.py",
-    "fx_graph_transformed.py",
-    "fx_graph_runnable.py",
-    "ir_pre_fusion.txt",
-    "ir_post_fusion.txt",
-    "output_code.py",
-    "inductor_provenance_tracking_node_mappings.json",
-)
 DYNAMO_LOG = "debug.log"
 GRAPH_KIND = re.compile(r"_(inference|forward|backward)_")
 NUMBERS = re.compile(r"\d+")
@@ -98,7 +90,7 @@ def graph_kind(name: str) -> str:
 
 def find_graphs(reader: ArtifactReader) -> tuple[list[GraphFolder], list[str]]:
     """Return the graph folders and the run folders (those with a torchdynamo/debug.log) found."""
-    graph_dirs = [d for d, files in reader.dirs.items() if any(f in ARTIFACT_FILES for f in files)]
+    graph_dirs = [d for d, files in reader.dirs.items() if any(f in FILES for f in files)]
     runs: dict[str, None] = {}
     for d in graph_dirs:
         run = _run_of(d)
@@ -113,7 +105,7 @@ def find_graphs(reader: ArtifactReader) -> tuple[list[GraphFolder], list[str]]:
         name = PurePosixPath(d).name if d not in ("", ".") else _root_name(reader)
         run = _run_of(d)
         gid = f"{PurePosixPath(run).name}/{name}" if many_runs and run else name
-        files = tuple(f for f in ARTIFACT_FILES if f in reader.dirs[d])
+        files = tuple(f for f in FILES if f in reader.dirs[d])
         graphs.append(GraphFolder(gid, name, graph_kind(name), d, files))
     return graphs, sorted(runs)
 

@@ -363,7 +363,7 @@ class GraphParse:
     """Everything parsed for one compiled graph. A missing file leaves its field None."""
 
     folder: GraphFolder
-    fx_graph: FxGraph | None  # fx_graph_readable.py (AOT)
+    aot_graph: FxGraph | None  # fx_graph_readable.py (field names: the `name`s of artifacts/kinds.py)
     post_grad_graph: FxGraph | None  # fx_graph_transformed.py
     pre_fusion: SchedulerIR | None
     post_fusion: SchedulerIR | None
@@ -378,6 +378,10 @@ class GraphParse:
     @property
     def kind(self) -> str:
         return self.folder.kind
+
+    def artifact(self, name: str):
+        """The parse of the artifact named `name` in artifacts/kinds.py (None when absent)."""
+        return getattr(self, name, None)
 
 
 @dataclass(frozen=True, slots=True)

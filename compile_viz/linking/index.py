@@ -39,7 +39,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
     oc = graph.output_code
     launches: tuple[KernelLaunch, ...] = oc.launches if oc else ()
     post = graph.post_grad_graph
-    aot = graph.fx_graph
+    aot = graph.aot_graph
     warnings: list[str] = []
 
     users_post = node_users(post) if post else {}
@@ -158,7 +158,7 @@ def _summary(graph: GraphParse, links: list[LaunchLink], groups, post_by_name: d
                  if (p := get(n)) is None or p.target != "operator.getitem"}
     oc = graph.output_code
     return GraphSummary(
-        fx_ops=ops(graph.fx_graph),
+        fx_ops=ops(graph.aot_graph),
         post_grad_ops=ops(post),
         kernels=len(oc.kernels) if oc else 0,
         launches=len(kernel_launches),

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, fields
 
-AOT = "aot"  # fx_graph_readable.py
-POST_GRAD = "post_grad"  # fx_graph_transformed.py
+AOT = "aot_graph"  # fx_graph_readable.py: the artifact's name in artifacts/kinds.py
+POST_GRAD = "post_grad_graph"  # fx_graph_transformed.py, likewise
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,7 @@ class Card:
 def graph_cards(graph: GraphParse, index: GraphIndex) -> list[Card]:
     """Return the per-graph cards: FX ops, kernels, launches, extern calls, ops per kernel."""
     oc = graph.output_code
-    fx_ops = len(graph.fx_graph.call_nodes) if graph.fx_graph else 0
+    fx_ops = len(graph.aot_graph.call_nodes) if graph.aot_graph else 0
     post_ops = len(graph.post_grad_graph.call_nodes) if graph.post_grad_graph else 0
     kernels = len(oc.kernels) if oc else 0
     launches = sum(1 for la in oc.launches if not la.is_extern) if oc else 0

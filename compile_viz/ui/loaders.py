@@ -55,7 +55,7 @@ def load_index(key: str, graph_id: str) -> GraphIndex:
 @st.cache_data(max_entries=256, show_spinner="Laying out the graph…")
 def _svg(key: str, stamp: float, graph_id: str, fx_name: str, view_key: str, _view: GraphView) -> str:
     graph = load_parse(key).graph(graph_id)
-    fx = graph.fx_graph if fx_name == "aot" else graph.post_grad_graph
+    fx = graph.artifact(fx_name)
     return dot_to_svg(fx_dot(fx, load_index(key, graph_id), _view))
 
 
@@ -64,7 +64,7 @@ def load_svg(key: str, graph_id: str, fx_name: str, view: GraphView) -> str:
     drawn = layout_view(view)
     svg = _svg(key, path_stamp(key), graph_id, fx_name, repr(drawn), drawn)
     graph = load_parse(key).graph(graph_id)
-    fx = graph.fx_graph if fx_name == "aot" else graph.post_grad_graph
+    fx = graph.artifact(fx_name)
     return mark_svg(svg, selection_ids(fx, view.selected_launches, view.selected_nodes))
 
 

@@ -7,8 +7,9 @@ from collections.abc import Callable
 import streamlit as st
 
 from compile_viz.artifacts.kernel_meta import kernel_meta
+from compile_viz.artifacts.kinds import BY_NAME
 from compile_viz.artifacts.model import GraphParse
-from compile_viz.linking.model import AOT, GraphIndex
+from compile_viz.linking.model import AOT, POST_GRAD, GraphIndex
 from compile_viz.render import panels
 from compile_viz.render.code_html import highlight_code, kernel_language
 from compile_viz.render.fx_dot import GraphView, fx_dot, kinds_present
@@ -26,11 +27,11 @@ DETAIL_HOPS = 1  # a collapsed graph's selection is drawn apart with the nodes t
 
 def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str, view: GraphView,
                zoom: float, on_select: Callable[[dict], None]) -> None:
-    fx = graph.fx_graph if fx_name == AOT else graph.post_grad_graph
-    note = ARTIFACT_NOTES["fx_graph_readable.py" if fx_name == AOT else "fx_graph_transformed.py"]
+    fx = graph.artifact(fx_name)
+    file = BY_NAME[fx_name].file
+    note = ARTIFACT_NOTES[file]
     if fx is None:
-        st.warning(f"This graph has no {'fx_graph_readable.py' if fx_name == AOT else 'fx_graph_transformed.py'}; "
-                   "try the other FX graph.")
+        st.warning(f"This graph has no {file}; try the other FX graph.")
         return
     st.html(legend_html(kinds_present(index)))
     if have_dot():
@@ -111,7 +112,7 @@ def code_pane(graph: GraphParse, index: GraphIndex, sel: Selection) -> None:
 
 
 def _no_kernel_reason(index: GraphIndex, node: str) -> str:
-    for graph in ("post_grad", "aot"):
+    for graph in (POST_GRAD, AOT):
         link = index.node(node, graph)
         if link and link.no_kernel_reason:
             return link.no_kernel_reason
@@ -130,7 +131,7 @@ def groups_pane(graph: GraphParse, index: GraphIndex, sel: Selection) -> None:
 
 
 def source_pane(info: RunInfo, graph: GraphParse, sel: Selection) -> None:
-    snippets = panels.source_snippets([g for g in (graph.fx_graph, graph.post_grad_graph) if g])
+    snippets = panels.source_snippets([g for g in (graph.aot_graph, graph.post_grad_graph) if g])
     files = list(dict.fromkeys([f for f, _ in sel.source_lines] + list(snippets)))
     if not files:
         st.info("The FX graphs name no source lines (no `# File:` comments).")

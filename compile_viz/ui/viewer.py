@@ -125,7 +125,7 @@ def _controls(key: str, graph, index):
     if picked != fx_name:
         state.update(view=picked)
         st.rerun()
-    fx = graph.fx_graph if fx_name == AOT else graph.post_grad_graph
+    fx = graph.artifact(fx_name)
     n_nodes = len(fx.nodes) if fx else 0
     layout = state.get("layout", "auto")
     layout = layout if layout in LAYOUTS else "auto"

@@ -1,0 +1,55 @@
+"""The one table of artifacts: a row per file Inductor writes into a graph folder.
+
+Everything that lists artifacts derives from `ARTIFACTS`: discovery (which files make a folder a
+graph folder), the parse (which parser fills which `GraphParse` field), the warnings for missing
+files, the UI's labels and the tests. A row's `name` is the artifact's one name in the code and
+the UI: the `GraphParse` field, the linking layer's graph key (`AOT`, `POST_GRAD`) and the
+Viewer's `view=` value. Adding an artifact is one row here and one parser.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from compile_viz.artifacts.fx_graph import parse_fx_graph
+from compile_viz.artifacts.output_code import parse_output_code
+from compile_viz.artifacts.provenance import parse_provenance
+from compile_viz.artifacts.scheduler_ir import parse_scheduler_ir
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactKind:
+    file: str  # the file name Inductor writes
+    name: str  # its one name in the code and the UI (a GraphParse field when parsed)
+    title: str  # how the UI calls it
+    parser: Callable | None  # parser(data, *, path) -> result with .warnings; None: found, not parsed
+    expected: bool  # whether a graph folder without it deserves a warning
+
+
+def _pre_fusion(data, *, path):
+    return parse_scheduler_ir(data, path=path, stage="pre_fusion")
+
+
+def _post_fusion(data, *, path):
+    return parse_scheduler_ir(data, path=path, stage="post_fusion")
+
+
+ARTIFACTS = (
+    ArtifactKind("fx_graph_readable.py", "aot_graph", "AOT graph", parse_fx_graph, True),
+    ArtifactKind("fx_graph_transformed.py", "post_grad_graph", "post-grad graph", parse_fx_graph, True),
+    # a repro script: it marks a graph folder, and is never parsed (nor imported, nor run)
+    ArtifactKind("fx_graph_runnable.py", "runnable", "repro script", None, False),
+    ArtifactKind("ir_pre_fusion.txt", "pre_fusion", "scheduler IR before fusion", _pre_fusion, True),
+    ArtifactKind("ir_post_fusion.txt", "post_fusion", "scheduler IR after fusion", _post_fusion, True),
+    ArtifactKind("output_code.py", "output_code", "output code", parse_output_code, True),
+    # older torch writes no provenance JSON: its absence is normal
+    ArtifactKind("inductor_provenance_tracking_node_mappings.json", "provenance", "provenance JSON",
+                 parse_provenance, False),
+)
+BY_FILE = {a.file: a for a in ARTIFACTS}
+BY_NAME = {a.name: a for a in ARTIFACTS}
+FILES = tuple(a.file for a in ARTIFACTS)  # what makes a folder a graph folder
+PARSED = tuple(a for a in ARTIFACTS if a.parser is not None)
+EXPECTED = tuple(a.file for a in ARTIFACTS if a.expected)
+FX_GRAPHS = ("aot_graph", "post_grad_graph")  # the two FX graphs, as the Viewer offers them
