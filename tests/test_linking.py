@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from compile_viz.artifacts import parse_path
 from compile_viz.linking import build_index
 from compile_viz.linking.model import AOT, POST_GRAD
-from tests.conftest import GPU_CORPUS, ROOT, corpus_required
+from tests.conftest import GPU_CORPUS, ROOT, THIRD_PARTY, corpus_required
 from tests.test_parse_corpus import all_sources
 
 REPORT = ROOT / "test-artifacts" / "linking_report.txt"
@@ -94,37 +92,64 @@ def test_aot_nodes_near_the_saved_tensors_stay_in_their_layer():
     assert idx.node("view", AOT).no_kernel_reason.startswith("view")  # layer 0's, folded into the qkv addmm
 
 
-def _agreement(sources):
+def _agreement(source):
+    """(exact, total, mismatch lines) of one capture's launches, the JSON hidden vs the JSON."""
     total = exact = 0
     lines = []
-    for source in sources:
-        for g in _graphs(source):
-            if g.provenance is None or not g.provenance.code_to_post:
+    for g in _graphs(source):
+        if g.provenance is None or not g.provenance.code_to_post:
+            continue
+        truth = build_index(g)
+        guess = build_index(g, use_provenance=False)
+        for a, b in zip(truth.launches, guess.launches, strict=True):
+            if a.evidence != "provenance":
                 continue
-            truth = build_index(g)
-            guess = build_index(g, use_provenance=False)
-            for a, b in zip(truth.launches, guess.launches, strict=True):
-                if a.evidence != "provenance":
-                    continue
-                total += 1
-                if set(a.post_grad_nodes) == set(b.post_grad_nodes):
-                    exact += 1
-                else:
-                    lines.append(
-                        f"{Path(source).name} {g.id} launch {a.index} {a.kernel} ({b.evidence}): "
-                        f"missing {sorted(set(a.post_grad_nodes) - set(b.post_grad_nodes))} "
-                        f"extra {sorted(set(b.post_grad_nodes) - set(a.post_grad_nodes))}"
-                    )
-    return total, exact, lines
+            total += 1
+            if set(a.post_grad_nodes) == set(b.post_grad_nodes):
+                exact += 1
+            else:
+                lines.append(
+                    f"  {g.id} launch {a.index} {a.kernel[:90]} ({b.evidence}): "
+                    f"missing {sorted(set(a.post_grad_nodes) - set(b.post_grad_nodes))} "
+                    f"extra {sorted(set(b.post_grad_nodes) - set(a.post_grad_nodes))}"
+                )
+    return exact, total, lines
+
+
+# Our own captures: the figures they had before the third-party work; they must not drop.
+OWN_FIGURES = {"convnet_bn_relu.zip": (8, 9), "gpt_small.zip": (199, 199), "transformer_layer.zip": (15, 15)}
+# What is left on the third-party captures, and why (see the report for the launches).
+KNOWN_MISMATCHES = """Left, and why:
+- A kernel launched once per layer whose sub-graph shares nodes with its other launches (Llama's
+  rotary cos/sin, computed once in the graph and recomputed inside each layer's kernel): the
+  structure matcher looks for a disjoint copy of the first launch's nodes and finds none, so the
+  later launches fall back to their source-node comments. Example: llama_gqa launch 22.
+- A kernel placed by what it can compute (no mapping comment) whose last node an earlier launch
+  already took: mobilenet_v3 launch 106 (the hardswish inlined into its SE multiply).
+"""
 
 
 def test_json_hidden_agrees_with_json_on_fixtures():
     corpus_required()
-    total, exact, mismatches = _agreement(all_sources())
+    report, third = [], [0, 0]
+    for source in all_sources():
+        exact, total, lines = _agreement(source)
+        if not total:
+            continue
+        report.append(f"{source.parent.name}/{source.name}: {exact}/{total} launches exact with the JSON hidden")
+        report.extend(lines)
+        if source.parent == THIRD_PARTY:
+            third[0] += exact
+            third[1] += total
+        elif source.name in OWN_FIGURES:
+            assert (exact, total) >= OWN_FIGURES[source.name], (source.name, exact, total)
+        else:
+            assert exact == total, lines
+    report.append(f"third-party captures together: {third[0]}/{third[1]} ({100 * third[0] / third[1]:.1f}%)")
     REPORT.parent.mkdir(exist_ok=True)
-    REPORT.write_text(f"{exact}/{total} launches exact with the JSON hidden\n" + "\n".join(mismatches) + "\n")
+    REPORT.write_text("\n".join(report) + "\n\n" + KNOWN_MISMATCHES)
     print(REPORT.read_text())
-    assert total > 0 and exact / total >= 0.95, f"see {REPORT}"
+    assert third[1] > 200 and third[0] / third[1] >= 0.95, f"see {REPORT}"
 
 
 def _coverage(g):

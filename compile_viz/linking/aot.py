@@ -33,6 +33,7 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
     pending = [n for n in aot.nodes if n.op == "call_function" and n.name not in found and n.name not in views]
     if not pending:  # every op kept its name: the neighbourhoods below are not needed
         return found
+    found.update(_renamed(pending, aot, post_by_name, post_found))
     by_name = {n.name: n for n in aot.nodes}
     with_line: dict[int, int] = {}  # user source line -> launches that run it, as a bit mask
     for i, names in enumerate(post_sets):
@@ -72,6 +73,39 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
         if hits:
             found[n.name] = tuple(sorted(hits))
     return found
+
+
+def _renamed(pending: list[FxNode], aot, post_by_name: dict[str, FxNode], post_found) -> dict[str, tuple[int, ...]]:
+    """AOT ops that a post-grad pass replaced by the same op under a new name (FSDP's
+    `all_gather_copy_in` -> `all_gather_copy_in_default_2`), or by its out variant
+    (`all_gather_into_tensor` -> `all_gather_into_tensor_out_default_2`): paired with the post-grad
+    nodes of that op that have no AOT namesake, in graph order, when both sides count the same."""
+    aot_names = {n.name for n in aot.nodes}
+    waiting: dict[str, list[str]] = {}
+    for n in pending:
+        if op_name(n.target) not in VIEW_OPS:
+            waiting.setdefault(_base_op(n.target), []).append(n.name)
+    if not waiting:
+        return {}
+    spare: dict[str, list[str]] = {}
+    for name, p in post_by_name.items():
+        if name not in aot_names and p.op == "call_function" and (op := _base_op(p.target)) in waiting:
+            spare.setdefault(op, []).append(name)
+    out = {}
+    for op, names in waiting.items():
+        posts = spare.get(op, [])
+        if len(posts) == len(names):
+            for a, p in zip(names, posts, strict=True):
+                if p in post_found:
+                    out[a] = tuple(post_found[p])
+    return out
+
+
+def _base_op(target: str) -> str:
+    """`_c10d_functional.all_gather_into_tensor_out.default` -> `_c10d_functional.all_gather_into_tensor`."""
+    parts = target.split(".")
+    base = ".".join(parts[:2]) if len(parts) >= 2 else target
+    return base.removesuffix("_out")
 
 
 class _Masks(dict):

@@ -6,6 +6,7 @@ from functools import cached_property
 
 from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse
 from compile_viz.linking.matcher import Matcher, op_matches
+from compile_viz.linking.origins import Origins
 from compile_viz.linking.reasons import VIEW_OPS, no_kernel_reason, op_name
 
 PROVENANCE, COMMENTS, STRUCTURE, ORDER = "provenance", "comments", "structure", "order"
@@ -20,9 +21,12 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     evidence = [""] * len(launches)
     prov = graph.provenance if use_provenance else None
     if prov is not None and prov.code_to_post:
+        once = _launched_once(launches)
         for i, la in enumerate(launches):
             handle = la.comments.provenance_handle or f"{la.kernel}:{i + 1}"
             nodes = prov.code_to_post.get(handle)
+            if nodes is None and la.kernel in once:  # torch 2.7: keyed by the kernel's name alone
+                nodes = prov.code_to_post.get(la.kernel)
             if nodes is not None:
                 sets[i] = set(nodes)
                 evidence[i] = PROVENANCE
@@ -51,10 +55,22 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                 sets[i], evidence[i] = hinted, COMMENTS
             else:  # no comments at all (C++ kernels): what this launch can compute from what is done
                 sets[i], evidence[i] = closure.next_kernel(i), ORDER
+                if not sets[i]:  # a copy of a graph input (a cast, a layout) with no node of its own
+                    sets[i] = {b for b in la.buffers if b in closure.inputs}
             first_seen.add(la.kernel)
         if evidence[i] == ORDER and la.is_extern and not la.kernel.startswith("extern_kernels."):
             sets[i] |= closure.view_inputs(sets[i])  # fallback kernels take their views' origins too
         closure.mark_done(i, sets[i])
+    # extern calls, and kernels placed by what they can compute (no comments): their sets as
+    # Inductor's origins have them, with what was inlined into them
+    guessed = [i for i, la in enumerate(launches) if sets[i] and (
+        (la.is_extern and evidence[i] != PROVENANCE and not _tuned(la.kernel))
+        or (not la.is_extern and evidence[i] == ORDER))]
+    if guessed:  # what Inductor inlined into the inputs it realized for the call (origins.py)
+        extern = {n for i, la in enumerate(launches) if la.is_extern for n in sets[i]}
+        origins = Origins(post.nodes, users, extern)
+        for i in guessed:
+            sets[i] = set().union(*(origins.of_call(n) for n in sets[i]))
     return sets, evidence
 
 
@@ -153,6 +169,23 @@ class _Closure:
         return out
 
 
+# Matrix multiplies go through Inductor's autotuned choices, whose extern call keeps only its own
+# node as origin (the provenance JSON agrees on every capture we have); other extern calls keep
+# what they inlined into their inputs.
+TUNED_EXTERN = {"mm", "addmm", "bmm", "baddbmm", "_int_mm", "_scaled_mm"}
+
+
+def _tuned(kernel: str) -> bool:
+    return kernel.startswith("extern_kernels.") and kernel.split(".")[1] in TUNED_EXTERN
+
+
+def _launched_once(launches) -> set[str]:
+    seen: dict[str, int] = {}
+    for la in launches:
+        seen[la.kernel] = seen.get(la.kernel, 0) + 1
+    return {k for k, n in seen.items() if n == 1}
+
+
 def _is_view(n: FxNode) -> bool:
     return op_name(n.target) in VIEW_OPS
 
@@ -168,6 +201,15 @@ def _template(kernel, known: set[str]) -> list[str]:
     names = [n for _, nodes in kernel.comments.source_to_aten for n in nodes if n in known]
     if not names:  # older comments: the source node names are the post-grad names
         names = [n for n in kernel.comments.source_nodes if n in known]
+    # the graph fragment lists the kernel's nodes too, those with no source node among them
+    # (the `le` mask a relu saves for its backward, a clone of a parameter)
+    seen = set(names)
+    for line in kernel.comments.graph_fragment:  # `%relu_2 : [num_users=2] = call_function[...](...)`
+        if line.startswith("%") and "= call_function[" in line:
+            name = line[1:line.find(" ")]
+            if name in known and name not in seen:
+                names.append(name)
+                seen.add(name)
     return names
 
 def inherit_tuple_elements(post: FxGraph | None, found: dict[str, list[int]]) -> None:

@@ -1,0 +1,145 @@
+"""The origins Inductor gives an extern call: its node, and the nodes it inlined into its inputs.
+
+When Inductor lowers an FX node, the IR it builds takes as origins the node itself plus the
+origins of every argument that is not yet realized (a pointwise or view result still held as a
+function, not a buffer). An extern call (mm, convolution, attention) then realizes that argument
+into a buffer, computed by a generated kernel, but the call keeps those origins: the provenance
+JSON lists, for `extern_kernels.convolution:N`, the small pointwise chain that fed it, and for an
+attention call the mask built for it. This module replays that rule on the post-grad graph.
+
+What counts as realized before a consumer is lowered (Inductor's own rules, approximated):
+- graph inputs and constants held as attributes;
+- the output of an extern op, except a convolution with a bias (the bias is added by a pointwise);
+- a matrix multiply or convolution also when a template kernel computes it;
+- a size computed on the host (dynamic shapes), which is no device buffer at all;
+- a node with several users of which one is an extern op (`needs_realized_inputs`) or the graph's
+  output (unless it is a view), or whose inlined computation reads more than `realize_reads_threshold` (4) buffers;
+- any node whose inlined computation reads more than `realize_acc_reads_threshold` (8) buffers;
+- a convolution's input with a spatial extent (stored channels-last as it is lowered);
+- a reduction over at most `unroll_reductions_threshold` (8) elements (unrolled, then stored).
+Everything else (pointwise ops, views, reductions' results) passes its origins on.
+"""
+
+from __future__ import annotations
+
+from compile_viz.artifacts.model import FxNode
+from compile_viz.linking.reasons import SYMBOLIC, VIEW_OPS, op_name
+
+REALIZE_READS = 4  # torch._inductor.config.realize_reads_threshold: a reused result reading more is stored
+REALIZE_ACC_READS = 8  # realize_acc_reads_threshold: any result reading more is stored
+UNROLL_REDUCTIONS = 8  # unroll_reductions_threshold: a reduction over this few elements is unrolled
+MATMULS = {"mm", "addmm", "bmm", "baddbmm", "convolution", "_int_mm", "_scaled_mm"}  # extern or template
+REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min", "prod", "var", "var_mean", "std", "argmax", "argmin"}
+
+
+class Origins:
+    """Origins and read sets of the nodes the asked-for calls depend on, worked out on first ask:
+    a node after its arguments, with an explicit stack (no deep recursion), and only back to the
+    nodes that are buffers whatever their arguments (graph inputs, matrix multiplies, extern
+    calls), so a call's cone, not the whole graph, is visited."""
+
+    def __init__(self, nodes: list[FxNode], users: dict[str, list[str]], extern: set[str]) -> None:
+        self.known = {n.name: n for n in nodes}
+        self.users = users
+        self.extern = extern
+        self.passed: dict[str, frozenset[str]] = {}  # what a node passes on to a consumer
+        self.reads: dict[str, frozenset[str]] = {}  # the realized nodes its inlined computation reads
+
+    def of_call(self, name: str) -> set[str]:
+        """The origins of the IR built for node `name`: itself and what its arguments pass on."""
+        node = self.known.get(name)
+        if node is None:
+            return {name}
+        self._work_out(node.args)
+        out = {name}
+        for a in node.args:
+            out |= self.passed.get(a, frozenset())
+        return out
+
+    def _work_out(self, names) -> None:
+        passed, known = self.passed, self.known
+        stack = [(a, False) for a in names if a not in passed]
+        while stack:
+            name, args_done = stack.pop()
+            if name in passed:
+                continue
+            n = known.get(name)
+            if n is None:
+                passed[name] = frozenset()
+                continue
+            if not args_done and not self._boundary(n):
+                pending = [a for a in n.args if a not in passed]
+                if pending:
+                    stack.append((name, True))
+                    stack.extend((a, False) for a in pending)
+                    continue
+            realized, reads = self._realized(n, self.users, self.extern)
+            self.reads[name] = reads
+            if realized:
+                passed[name] = frozenset()
+            else:
+                out = {name}
+                for a in n.args:
+                    out |= passed.get(a, frozenset())
+                passed[name] = frozenset(out)
+
+    def _boundary(self, n: FxNode) -> bool:
+        """A buffer whatever its arguments: nothing behind it needs working out."""
+        return n.op != "call_function" or (
+            (n.name in self.extern or op_name(n.target) in MATMULS) and not _conv_with_bias(n))
+
+    def _realized(self, n: FxNode, users: dict[str, list[str]], extern: set[str]) -> tuple[bool, frozenset[str]]:
+        """Whether node `n` is a buffer by the time its consumers are lowered, and what it reads."""
+        if n.op != "call_function":
+            return True, frozenset((n.name,))
+        if (n.name in extern or op_name(n.target) in MATMULS) and not _conv_with_bias(n):
+            return True, frozenset((n.name,))  # an extern call's or a template kernel's buffer
+        if n.dtype == "Sym" or any(s in n.target for s in SYMBOLIC):
+            return True, frozenset()  # a size computed on the host: no origin of a device buffer
+        if n.target == "operator.getitem" and n.args and n.args[0] in extern:
+            return True, frozenset((n.name,))  # an element of a multi-output extern call
+        reads: set[str] = set()
+        for a in n.args:
+            if not self.passed.get(a):  # a realized argument is one read
+                reads.add(a)
+            else:
+                reads |= self.reads.get(a, frozenset())
+        node_users = users.get(n.name, ())
+        if len(node_users) > 1 and (len(reads) > REALIZE_READS or any(u in extern for u in node_users)
+                                    or ("output" in node_users and op_name(n.target) not in VIEW_OPS)):
+            return True, frozenset((n.name,))  # a reused result: stored rather than recomputed
+        if len(reads) > REALIZE_ACC_READS or self._conv_input(n, node_users) or self._unrolled(n):
+            return True, frozenset((n.name,))
+        return False, frozenset(reads)
+
+    def _unrolled(self, n: FxNode) -> bool:
+        """A reduction over a few elements: Inductor unrolls it into a pointwise that inlines its
+        input once per element, too large an inner function to pass on (it is stored)."""
+        if op_name(n.target) not in REDUCTIONS or not n.args:
+            return False
+        source = self.known.get(n.args[0])
+        size_in, size_out = _numel(source.shape if source else None), _numel(n.shape)
+        return size_in is not None and size_out and 1 < size_in // size_out <= UNROLL_REDUCTIONS
+
+    def _conv_input(self, n: FxNode, node_users) -> bool:
+        """A convolution's input with a spatial extent: stored (channels-last) as it is lowered."""
+        if not n.shape or len(n.shape) < 3 or all(d == "1" for d in n.shape[2:]):
+            return False
+        for u in node_users:
+            user = self.known.get(u)
+            if user is not None and user.target.startswith("aten.convolution") and user.args[:1] == (n.name,):
+                return True
+        return False
+
+
+def _numel(shape) -> int | None:
+    if not shape or not all(d.isdigit() for d in shape):
+        return None  # symbolic (dynamic shapes) or unknown
+    out = 1
+    for d in shape:
+        out *= int(d)
+    return out
+
+
+def _conv_with_bias(node: FxNode) -> bool:
+    return node.target.startswith("aten.convolution") and len(node.args) >= 3
