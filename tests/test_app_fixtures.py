@@ -32,7 +32,7 @@ def store_run(store: RunStore, case: str, **meta) -> str:
     shutil.copytree(corpus / case / "torch_compile_debug", tmp / "debug" / "torch_compile_debug")
     shutil.copy(corpus / "capture_cases.py", tmp / "capture_cases.py")
     base = {"model": case, "title": case.replace("_", " "), "status": "complete", "reason": None,
-            "created": _dt.datetime.now(_dt.timezone.utc).isoformat(), "options": {"device": "cuda", "mode": "default", "dtype": "fp32"},
+            "created": _dt.datetime.now(_dt.UTC).isoformat(), "options": {"device": "cuda", "mode": "default", "dtype": "fp32"},
             "versions": {"torch": "2.11.0+cu130", "triton": "3.6.0"}, "hardware": {"gpu": "NVIDIA H100", "device": "cuda"}}
     return store.commit(run_id, tmp, {**base, **meta}).id
 
@@ -40,7 +40,7 @@ def store_run(store: RunStore, case: str, **meta) -> str:
 def failed_run(store: RunStore) -> str:
     """Return the id of a stored failed run (as the capture stores one: reason and stderr tail)."""
     run_id, tmp = store.begin("broken")
-    meta = {"model": "broken", "status": "failed", "options": {"device": "cpu", "mode": "default", "dtype": "fp32"}, "created": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+    meta = {"model": "broken", "status": "failed", "options": {"device": "cpu", "mode": "default", "dtype": "fp32"}, "created": _dt.datetime.now(_dt.UTC).isoformat(),
             "reason": "model raised RuntimeError while compiling: shapes do not match",
             "stderr_tail": "Traceback (most recent call last):\n  ...\nRuntimeError: shapes do not match\n"}
     return store.commit(run_id, tmp, meta).id

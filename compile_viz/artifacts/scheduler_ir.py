@@ -27,7 +27,7 @@ from compile_viz.artifacts.model import (
     deferred,
 )
 from compile_viz.artifacts.text import read_artifact
-from compile_viz.artifacts.versions import CODE_BLOCK, dedent_members
+from compile_viz.artifacts.versions import CODE_BLOCK, dedent_members, members_from_name
 
 HEADER = re.compile(r"^(\w+): (\w+(?:\(.*\))?)\s*$")
 ATTRIBUTE = re.compile(r"^(\w+?)\.((?:snodes\[\d+\])|[\w.]+) =\s?(.*)$")
@@ -415,7 +415,7 @@ class _Builder:
         listed = _attrs_of(self.text, b).get("snodes")
         if listed:
             return tuple(QUOTED.findall(listed))
-        return _members_from_name(b.name)
+        return members_from_name(b.name)
 
     def _check_complete(self, b: _Node) -> None:
         """The last node of a cut file misses its tail: say which part."""
@@ -595,9 +595,3 @@ def _read_outputs(text: str, pos: int, builder: _Builder | None) -> tuple[list[l
             return entries, start
         builder.warn(builder.lineno(start), line, "line in outputs block not understood")
     return entries, -1
-
-
-def _members_from_name(name: str) -> tuple[str, ...]:
-    """`op1_op2_op3` -> (op1, op2, op3); `buf1_buf2` likewise. Used only when snodes are missing."""
-    parts = re.findall(r"(?:op|buf)\d+", name)
-    return tuple(parts) if "_".join(parts) == name else ()

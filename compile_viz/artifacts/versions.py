@@ -104,6 +104,13 @@ def dedent_members(text: str) -> str:
     return "\n".join(out)
 
 
+def members_from_name(name: str) -> tuple[str, ...]:
+    """`op1_op2_op3` -> (op1, op2, op3); `buf1_buf2` (torch 2.0 to 2.4) likewise. Used only when
+    a fused node lists no members."""
+    parts = re.findall(r"(?:op|buf)\d+", name)
+    return tuple(parts) if "_".join(parts) == name else ()
+
+
 def markdown() -> str:
     """docs/torch-versions.md: the versions tested and what differs between them."""
     lines = [

@@ -92,7 +92,7 @@ def _write_request(ref: ModelRef, options: CaptureOptions, tmp: Path) -> Path:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="microseconds")
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="microseconds")
 
 
 def _relay(callback: ProgressCallback | None, progress: Progress) -> None:

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Show that two revisions print the same `compile-viz parse --json`, byte for byte, on every
+# capture: ../shared/corpus (each set), sample_runs/*.zip and tests/fixtures/third_party/*.zip.
+# Usage: scripts/compare_parse_json.sh REV_A REV_B     (for a refactor: its parent and itself)
+# Each revision runs from its own worktree under /tmp with this checkout's .venv.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PY=${PY:-$ROOT/.venv/bin/python}
+A=${1:?usage: compare_parse_json.sh REV_A REV_B}; B=${2:?usage: compare_parse_json.sh REV_A REV_B}
+sources() {
+  ls -d "$ROOT"/../shared/corpus/*/*/ 2>/dev/null | grep -v '/traces/' || true
+  ls "$ROOT"/sample_runs/*.zip "$ROOT"/tests/fixtures/third_party/*.zip 2>/dev/null || true
+}
+dump() {  # rev outdir
+  local wt; wt=$(mktemp -d /tmp/cv-rev-XXXX)
+  git worktree add -q --detach "$wt" "$1"
+  mkdir -p "$2"
+  for s in $(sources); do
+    name=$(basename "$(dirname "$s")")__$(basename "$s")
+    (cd "$wt" && PYTHONPATH="$wt" "$PY" -c 'import sys; sys.path.insert(0, "."); from compile_viz.cli import main; sys.exit(main())' \
+      parse --json "$s" > "$2/$name.json" 2>/dev/null) || echo "exit $? $name" >> "$2/errors"
+  done
+  git worktree remove --force "$wt"
+}
+OUT=$(mktemp -d /tmp/cv-cmp-XXXX)
+dump "$A" "$OUT/a"; dump "$B" "$OUT/b"
+n=$(ls "$OUT/a" | wc -l)
+if diff -r -q "$OUT/a" "$OUT/b"; then
+  echo "identical: $n outputs of parse --json ($A vs $B)"
+else
+  echo "DIFFERENT (outputs kept in $OUT)"; exit 1
+fi
+rm -rf "$OUT"
