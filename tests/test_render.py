@@ -207,3 +207,33 @@ def test_svg_panel_zooms():
 def test_aot_view_uses_aot_links(mlp):
     graph, index = mlp
     assert select(index, AOT, node="sum_1").launches == frozenset()  # the hand index links post-grad only
+
+
+def _other_peoples_graphs():
+    from tests.conftest import CORPUS, THIRD_PARTY
+
+    sources = sorted((CORPUS / "public").glob("*/")) if (CORPUS / "public").is_dir() else []
+    return sources + sorted(THIRD_PARTY.glob("*.zip"))
+
+
+@pytest.mark.parametrize("source", _other_peoples_graphs(), ids=lambda p: p.name)
+def test_every_view_renders_on_captures_nobody_here_wrote(source):
+    """Both FX views (full and collapsed), the cards, the groups table and every kernel's
+    highlighted code, on each public corpus set (torch 2.0 to 2.12) and third-party capture."""
+    from compile_viz.linking import build_index
+    from compile_viz.render.code_html import kernel_language
+
+    for graph in parse_path(str(source)).graphs:
+        index = build_index(graph)
+        for fx_name in (AOT, POST_GRAD):
+            fx = graph.artifact(fx_name)
+            if fx is None:
+                continue
+            for view in (GraphView(graph=fx_name), GraphView(graph=fx_name, collapsed=True)):
+                dot = fx_dot(fx, index, view)
+                assert dot.startswith("digraph") and dot.rstrip().endswith("}")
+        assert cards_html(graph_cards(graph, index))
+        assert "<table" in panels.groups_html(index, frozenset())
+        for kernel in graph.output_code.kernels if graph.output_code else ():
+            html = highlight_code(kernel.source, language=kernel_language(kernel.backend), first_line=kernel.source_line)
+            assert "<script" not in html.lower()
