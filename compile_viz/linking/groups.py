@@ -5,8 +5,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import defaultdict
 
-from compile_viz.artifacts.model import GraphParse, SchedulerNode
-from compile_viz.linking.model import GroupLink, blank, slot_setters
+from compile_viz.artifacts.model import GraphParse, SchedulerNode, blank, slot_setters
+from compile_viz.linking.model import GroupLink
 
 
 def align_groups(graph: GraphParse, launches, warnings: list[str]) -> dict[int, list[SchedulerNode]]:

@@ -15,7 +15,7 @@ they write (the post-fusion IR is printed in codegen order).
 from __future__ import annotations
 
 from compile_viz.artifacts.gc_pause import without_gc
-from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse, KernelLaunch
+from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse, KernelLaunch, blank, slot_setters
 from compile_viz.linking.aot import aot_node_launches
 from compile_viz.linking.groups import align_groups, group_links
 from compile_viz.linking.helpers import invert, lines_of_nodes, node_order, node_users
@@ -26,8 +26,6 @@ from compile_viz.linking.model import (
     GraphSummary,
     LaunchLink,
     NodeLinks,
-    blank,
-    slot_setters,
 )
 from compile_viz.linking.post_grad import inherit_tuple_elements, post_grad_sets
 from compile_viz.linking.reasons import reason_of

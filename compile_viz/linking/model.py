@@ -5,7 +5,7 @@ user source line <-> AOT FX node <-> post-grad FX node <-> scheduler node <-> fu
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 
 AOT = "aot_graph"  # fx_graph_readable.py: the artifact's name in artifacts/kinds.py
 POST_GRAD = "post_grad_graph"  # fx_graph_transformed.py, likewise
@@ -127,19 +127,3 @@ class GraphIndex:
             if g.name == name:
                 return g
         return None
-
-
-# LaunchLinks and GroupLinks are built field by field, not through the frozen __init__ (one
-# object.__setattr__ per field): hundreds a graph, at half the cost.
-blank = object.__new__  # blank(LaunchLink): an instance with no field set yet
-
-
-def slot_setters(cls, names: tuple[str, ...]) -> tuple:
-    """Return the setter of each named slot of a frozen, slotted dataclass, in the order given.
-
-    `names` must be every field of `cls`, so that an instance made with `blank` and filled
-    through them has none unset (checked once, at import).
-    """
-    if set(names) != {f.name for f in fields(cls)}:
-        raise TypeError(f"slot_setters({cls.__name__}): {sorted(names)} are not its fields")
-    return tuple(cls.__dict__[name].__set__ for name in names)
