@@ -7,13 +7,17 @@ import sys
 
 from compile_viz.artifacts import DiscoveryError, parse_path
 from compile_viz.artifacts.model import FxNode, GraphParse
+from compile_viz.artifacts.trace_discover import parse_trace_path
 from compile_viz.linking import build_index
 from compile_viz.linking.model import AOT, POST_GRAD, GraphIndex
+from compile_viz.trace_cli import trace_json, trace_summary_lines
 
 
 def register(sub) -> None:
-    p = sub.add_parser("parse", help="parse a debug run (folder at any level, or zip) and summarise it")
+    p = sub.add_parser("parse", help="parse a debug run (folder at any level, or zip) or a TORCH_TRACE log and summarise it")
     p.add_argument("path")
+    p.add_argument("--trace", action="store_true",
+                   help="read the TORCH_TRACE logs under PATH (a run's trace/) even when a debug folder is there")
     p.add_argument("--json", action="store_true", help="print the whole parse as JSON")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when any file gave a warning (each is printed on stderr); for CI use")
@@ -22,7 +26,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     try:
-        parsed = parse_path(args.path)
+        parsed = parse_trace_path(args.path) if getattr(args, "trace", False) else parse_path(args.path)
     except DiscoveryError as exc:
         print(f"compile-viz: {exc}", file=sys.stderr)
         return 2
@@ -64,6 +68,7 @@ def summary_lines(parsed) -> list[str]:
         )
     for gb in parsed.graph_breaks:
         lines.append(f"graph break at {gb.file}:{gb.line}: {gb.reason[:100]}")
+    lines.extend(trace_summary_lines(parsed))
     if not parsed.graphs:
         lines.append("no graphs found")
     return lines
@@ -187,4 +192,5 @@ def debug_parse_json(parsed) -> dict:
             {"reason": b.reason, "file": b.file, "line": b.line, "code": b.code} for b in parsed.graph_breaks
         ],
         "warnings": [str(w) for w in parsed.warnings],
+        **trace_json(parsed),  # only for a TORCH_TRACE log: its compile ids
     }

@@ -62,9 +62,15 @@ def parse_path(path: str) -> DebugParse:
 
     if not os.path.exists(path):
         raise DiscoveryError(f"no such file or folder: {path}")
+    from compile_viz.artifacts.trace_discover import is_trace_file, parse_trace_path
+
+    if is_trace_file(path):  # a TORCH_TRACE log, plain or gzip
+        return parse_trace_path(path)
     reader = ArtifactReader(path)
     try:
         folders, runs = find_graphs(reader)
+        if not folders and (trace := _trace_or_none(path)) is not None:
+            return trace  # a folder or zip with TORCH_TRACE logs and no debug folder
         if not folders:
             raise DiscoveryError(
                 f"no Inductor debug artifacts under {path}: point at a torch_compile_debug folder "
@@ -75,3 +81,12 @@ def parse_path(path: str) -> DebugParse:
     finally:
         reader.close()
     return DebugParse(root=path, graphs=graphs, graph_breaks=tuple(breaks))
+
+
+def _trace_or_none(path: str):
+    from compile_viz.artifacts.trace_discover import parse_trace_path
+
+    try:
+        return parse_trace_path(path)
+    except DiscoveryError:
+        return None

@@ -1,0 +1,92 @@
+"""Find TORCH_TRACE logs in a file, a folder (one log per rank) or a zip, and read them.
+
+A log is known by its first line, not its name: a glog prefix followed by a JSON object
+(`V1123 04:51:28.049000 1614 torch/_dynamo/utils.py:2126] {"chromium_event": ...`), so that
+`torchdynamo/debug.log` and other logs beside it are left alone. Plain or gzip.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import zipfile
+import zlib
+
+from compile_viz.artifacts.discover import ArtifactReader, DiscoveryError
+from compile_viz.artifacts.gc_pause import without_gc
+from compile_viz.artifacts.trace import GLOG_PREFIX, parse_trace
+from compile_viz.artifacts.trace_graphs import trace_parse
+from compile_viz.artifacts.trace_model import TraceParse
+
+SUFFIXES = (".log", ".txt", ".gz", ".trace")
+SNIFF_BYTES = 4096
+
+
+def looks_like_trace(head: bytes) -> bool:
+    """Whether the first bytes of a file are a TORCH_TRACE entry."""
+    if head[:2] == b"\x1f\x8b":
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, SNIFF_BYTES)
+        except zlib.error:
+            return False
+    for line in head.decode("utf-8", errors="replace").splitlines()[:3]:
+        if line.strip():
+            m = GLOG_PREFIX.match(line)
+            return m is not None and line[m.end():].startswith("{")
+    return False
+
+
+def _gunzip(data: bytes) -> bytes | None:
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError, zlib.error):
+        return None
+
+
+def is_trace_file(path: str) -> bool:
+    """Whether `path` is one TORCH_TRACE log (plain or gzip), not a folder or a zip."""
+    if not os.path.isfile(path) or zipfile.is_zipfile(path):
+        return False
+    with open(path, "rb") as fh:
+        return looks_like_trace(fh.read(SNIFF_BYTES))
+
+
+def trace_logs(path: str) -> list[tuple[str, bytes]]:
+    """(display path, bytes) of every TORCH_TRACE log at `path`, sorted by name; [] when none."""
+    if os.path.isfile(path) and not zipfile.is_zipfile(path):
+        with open(path, "rb") as fh:
+            data = fh.read()
+        data = _gunzip(data)
+        return [(path, data)] if data is not None and looks_like_trace(data[:SNIFF_BYTES]) else []
+    reader = ArtifactReader(path)
+    try:
+        found = []
+        for d, names in sorted(reader.dirs.items()):
+            for name in sorted(names):
+                if not name.endswith(SUFFIXES):
+                    continue
+                data = reader.read(d, name)
+                data = _gunzip(data) if data is not None else None
+                if data is not None and looks_like_trace(data[:SNIFF_BYTES]):
+                    rel = name if d in ("", ".") else f"{d}/{name}"
+                    found.append((rel, data))
+        return found
+    finally:
+        reader.close()
+
+
+@without_gc
+def parse_trace_path(path: str) -> TraceParse:
+    """Parse the TORCH_TRACE logs at `path` (a log, plain or gzip; a folder of per-rank logs; a
+    run folder or zip with a `trace/` folder). Raises DiscoveryError (one line) when there is none."""
+    if not os.path.exists(path):
+        raise DiscoveryError(f"no such file or folder: {path}")
+    logs = trace_logs(path)
+    if not logs:
+        raise DiscoveryError(
+            f"no TORCH_TRACE log under {path}: point at a log written with TORCH_TRACE=DIR, "
+            "or at the folder holding one per rank"
+        )
+    return trace_parse(path, [parse_trace(data, path=name) for name, data in logs])

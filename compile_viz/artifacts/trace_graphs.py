@@ -1,0 +1,126 @@
+"""Turn a TraceLog's graph payloads into the GraphParse objects a debug folder gives.
+
+The payloads are the same texts Inductor writes into a graph folder (`aot_forward_graph` is
+`fx_graph_readable.py`, `inductor_post_grad_graph` is `fx_graph_transformed.py`,
+`inductor_output_code` is `output_code.py`), so the same parsers read them. Two differences are
+smoothed here: the trace writes AOT graphs with one parameter per line (`def forward(` ... `):`),
+which we fold into one line, keeping every other line where it was; and the backward graph's
+node mapping holds only `{"version": ...}`, which we treat as absent, as the debug folder does.
+The scheduler IR is never in a trace: TraceParse.not_in_trace says so.
+"""
+
+from __future__ import annotations
+
+from compile_viz.artifacts.discover import parse_dynamo_log
+from compile_viz.artifacts.fx_graph import parse_fx_graph
+from compile_viz.artifacts.model import GraphBreak, GraphFolder, GraphParse, ParseWarning
+from compile_viz.artifacts.output_code import parse_output_code
+from compile_viz.artifacts.provenance import parse_provenance
+from compile_viz.artifacts.trace_model import Payload, TraceGraph, TraceLog, TraceParse
+
+# TraceGraph field -> (the file a debug folder holds it in, its parser)
+FILES = {
+    "aot_graph": ("fx_graph_readable.py", parse_fx_graph),
+    "post_grad_graph": ("fx_graph_transformed.py", parse_fx_graph),
+    "output_code": ("output_code.py", parse_output_code),
+    "provenance": ("inductor_provenance_tracking_node_mappings.json", parse_provenance),
+}
+MAPPING_KEYS = ('"preToPost"', '"cppCodeToPost"', '"postToPre"')
+
+
+def trace_parse(root: str, logs: list[TraceLog]) -> TraceParse:
+    """The DebugParse of one or several logs (one per rank): their graphs, graph breaks, warnings."""
+    graphs: list[GraphParse] = []
+    breaks: list[GraphBreak] = []
+    seen: set[str] = set()
+    for log in logs:
+        prefix = f"rank {log.rank} " if len(logs) > 1 and log.rank is not None else ""
+        for record in log.compiles:
+            for g in record.graphs:
+                gid = _unique(f"{prefix}[{g.compile_id}] {g.kind}", seen)
+                graphs.append(graph_parse(log.path, g, gid))
+            for text in record.graph_break_reasons:
+                breaks.extend(b for b in parse_dynamo_log(text) if b not in breaks)
+    warnings = tuple(w for log in logs for w in log.warnings)
+    return TraceParse(root, tuple(graphs), tuple(breaks), warnings, logs=tuple(logs))
+
+
+def _unique(gid: str, seen: set[str]) -> str:
+    n, out = 2, gid
+    while out in seen:
+        out, n = f"{gid} {n}", n + 1
+    seen.add(out)
+    return out
+
+
+def graph_parse(log_path: str, g: TraceGraph, gid: str) -> GraphParse:
+    """One trace graph as a GraphParse; warnings point at lines of the log."""
+    fields: dict[str, object] = {}
+    files: list[str] = []
+    warnings: list[ParseWarning] = []
+    for field, (file, parser) in FILES.items():
+        payload: Payload | None = getattr(g, field)
+        if payload is None or (field == "provenance" and not any(k in payload.text for k in MAPPING_KEYS)):
+            continue
+        text = unfold_forward(payload.text) if field == "aot_graph" else payload.text
+        if not text.endswith("\n"):
+            text += "\n"  # the log drops the file's last newline
+        result = parser(text, path=file)
+        if field == "provenance":
+            result = _without_version(result)
+        fields[field] = result
+        files.append(file)
+        warnings.extend(ParseWarning(log_path, payload.line + w.line, f"{payload.name} ({g.compile_id}): {w.text}")
+                        for w in result.warnings)
+    name = g.aot_id or f"{g.compile_id}_{g.kind}"
+    first = min((p.line for p in (g.post_grad_graph, g.output_code, g.aot_graph) if p is not None), default=0)
+    folder = GraphFolder(gid, name, g.kind, f"{log_path}:{first}", tuple(files))
+    return GraphParse(folder=folder, aot_graph=fields.get("aot_graph"), post_grad_graph=fields.get("post_grad_graph"),
+                      pre_fusion=None, post_fusion=None, output_code=fields.get("output_code"),
+                      provenance=fields.get("provenance"), warnings=tuple(warnings))
+
+
+def _without_version(result):
+    """The provenance parse without the warning about the trace's own "version" key."""
+    kept = tuple(w for w in result.warnings if "'version'" not in w.text)
+    if len(kept) == len(result.warnings):
+        return result
+    from dataclasses import replace
+
+    return replace(result, warnings=kept)
+
+
+def unfold_forward(text: str) -> str:
+    """The FX text with each multi-line `def forward(` signature and `return (` tuple on one line,
+    padded with blank lines so that every node keeps its line number."""
+    if "def forward(\n" not in text and "return (\n" not in text:
+        return text
+    lines = text.split("\n")
+    i = 0
+    while i < len(lines):
+        stripped = lines[i].strip()
+        if stripped in ("def forward(", "return ("):
+            i = _fold(lines, i, stripped)
+        i += 1
+    return "\n".join(lines)
+
+
+def _fold(lines: list[str], i: int, opener: str) -> int:
+    """Fold lines[i] (`def forward(` or `return (`) up to its closing `)` line; return that line."""
+    j = i + 1
+    items = []
+    while j < len(lines) and not lines[j].strip().startswith(")"):
+        item = lines[j].split("  #", 1)[0].strip().rstrip(",")
+        if item:
+            items.append(item)
+        j += 1
+    if j == len(lines):
+        return i  # no closing line: left as it is, for the parser to warn about
+    indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
+    if opener == "return (":  # as print_readable writes it on one line: `return (a, b)`, `return (a,)`
+        lines[i] = f"{indent}return ({', '.join(items)}{',' if len(items) == 1 else ''})"
+    else:
+        lines[i] = f"{indent}def forward({', '.join(items)}):"
+    for k in range(i + 1, j + 1):
+        lines[k] = ""
+    return j

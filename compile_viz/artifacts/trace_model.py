@@ -1,0 +1,119 @@
+"""The frozen dataclasses the TORCH_TRACE reader returns (artifacts/trace.py).
+
+A TORCH_TRACE log (what `TORCH_TRACE=dir` writes and tlparse reads) is a sequence of entries,
+each tagged with a compile id (`frame_id/frame_compile_id`, an attempt, a compiled-autograd id).
+We keep Dynamo's own words: a `CompileRecord` per compile id, with the user stack of its
+`dynamo_start`, its `compilation_metrics`, guards, recompile reasons, the phases of its
+`chromium_event`s, and the graphs Inductor compiled for it (`TraceGraph`, payload texts kept as
+they are, parsed into `GraphParse` by artifacts/trace_graphs.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from compile_viz.artifacts.model import DebugParse, ParseWarning
+
+
+@dataclass(frozen=True, slots=True)
+class StackFrame:
+    """One frame of a user stack (`dynamo_start`) or of a kernel's stack trace."""
+
+    file: str
+    line: int
+    function: str
+    code: str  # the source line as Dynamo logged it ("" when it did not)
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """A timed phase from a pair of `chromium_event`s (ph B then E), or an instant (ph i)."""
+
+    name: str  # "dynamo", "entire_frame_compile", "inductor_compile", "code_gen", ...
+    compile_id: str  # as the event's args give it ("" when none)
+    start_us: float
+    duration_us: float  # 0 for instants and for a phase that never ended
+    depth: int  # nesting level among the phases open at its start
+    is_backward: bool
+    ended: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Payload:
+    """An entry's payload: its text, and where it starts in the log (for warnings and links)."""
+
+    name: str  # the entry's kind: "inductor_output_code", "aot_forward_graph", ...
+    text: str
+    line: int  # line of the entry's metadata in the log; the payload starts on the next
+
+
+@dataclass(frozen=True, slots=True)
+class TraceGraph:
+    """One graph Inductor compiled in a compile id: its AOT graph, post-grad graph, output code
+    and provenance payloads (None when the log has no such entry)."""
+
+    compile_id: str
+    kind: str  # inference | forward | backward | unknown
+    aot_id: str  # "0_forward", from the output code's `# AOT ID:` line ("" when absent)
+    aot_graph: Payload | None
+    post_grad_graph: Payload | None
+    output_code: Payload | None
+    provenance: Payload | None  # inductor_provenance_tracking_node_mappings
+    kernel_stack_traces: Payload | None  # inductor_provenance_tracking_kernel_stack_traces
+
+
+@dataclass(frozen=True, slots=True)
+class CompileRecord:
+    """Everything the log says about one compile id."""
+
+    id: str  # "0/0", "1/0_1" (attempt 1), "!0/2/0" (compiled autograd 0)
+    rank: int | None
+    frame_id: int | None
+    frame_compile_id: int | None
+    attempt: int
+    stack: tuple[StackFrame, ...]  # dynamo_start: outermost first, the compiled frame last
+    status: str  # one of trace_build.STATUSES: ok, ok after restart, graph break, restarted, failed, empty, unknown
+    co_name: str
+    co_filename: str
+    co_firstlineno: int | None
+    fail_reason: str  # fail_type: fail_reason, "" unless status is failed
+    restart_reasons: tuple[str, ...]
+    graph_break_reasons: tuple[str, ...]  # dynamo_graph_break_reason payloads
+    recompile_reasons: tuple[str, ...]  # "0/0: tensor 'x' size mismatch at index 0. ..."
+    guards: tuple[str, ...]  # dynamo_cpp_guards_str lines, or dynamo_guards' code_list
+    guard_count: int | None  # from the metrics (the guard tree has more lines than guards)
+    cache: tuple[str, ...]  # "fx_graph_cache_hit", "aotautograd_cache_miss", ...
+    metrics: dict  # compilation_metrics as written (plus bwd_ ones under "bwd")
+    graphs: tuple[TraceGraph, ...]
+    phases: tuple[Phase, ...]
+    artifacts: tuple[tuple[str, int], ...]  # (entry kind, log line) of every entry, in order
+    first_line: int
+
+
+@dataclass(frozen=True, slots=True)
+class TraceLog:
+    """The parse of one TORCH_TRACE file (one rank)."""
+
+    path: str
+    rank: int | None
+    compiles: tuple[CompileRecord, ...]
+    entries: int  # entries read
+    warnings: tuple[ParseWarning, ...]
+
+    def compile(self, compile_id: str) -> CompileRecord | None:
+        for c in self.compiles:
+            if c.id == compile_id:
+                return c
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class TraceParse(DebugParse):
+    """A DebugParse made from TORCH_TRACE logs: graphs as from a debug folder, plus the logs.
+
+    `not_in_trace` names the artifacts a trace never holds (the scheduler IR), so that views which
+    need them say so instead of warning about a missing file.
+    """
+
+    logs: tuple[TraceLog, ...] = ()
+    not_in_trace: tuple[str, ...] = ("pre_fusion", "post_fusion")
