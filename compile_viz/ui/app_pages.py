@@ -8,11 +8,12 @@ _PAGES: dict[str, st.Page] = {}
 
 
 def pages() -> list:
-    from compile_viz.ui import compile_page, runs_page, viewer
+    from compile_viz.ui import compile_page, compiles_page, runs_page, viewer
 
     _PAGES.update(
         viewer=st.Page(viewer.page, title="Viewer", icon=":material/account_tree:", url_path="viewer", default=True),
         compile=st.Page(compile_page.page, title="Compile", icon=":material/play_arrow:", url_path="compile"),
+        compiles=st.Page(compiles_page.page, title="Compiles", icon=":material/timeline:", url_path="compiles"),
         runs=st.Page(runs_page.page, title="Runs", icon=":material/folder_open:", url_path="runs"),
     )
     return list(_PAGES.values())
