@@ -38,7 +38,8 @@ def node_keys(fx: FxGraph | None) -> dict[str, tuple[Key, Key]]:
 
     One says where the node comes from: (op, target, source file name, line, occurrence among
     nodes alike in all four); it survives nodes added elsewhere. The other says which op it is:
-    (op, target, occurrence among nodes of that target); it survives source lines that moved.
+    (op, target, source file name, occurrence among those); it survives source lines that moved
+    within a file, and never pairs two models written in different files.
     """
     if fx is None:
         return {}
@@ -47,10 +48,11 @@ def node_keys(fx: FxGraph | None) -> dict[str, tuple[Key, Key]]:
     keys = {}
     for n in fx.nodes:
         src = n.source
-        where = (n.op, n.target, os.path.basename(src.file) if src else "", src.line if src else 0)
-        keys[n.name] = (("at", *where, at[where]), ("op", n.op, n.target, ops[n.op, n.target]))
+        file = os.path.basename(src.file) if src else ""
+        where, what = (n.op, n.target, file, src.line if src else 0), (n.op, n.target, file)
+        keys[n.name] = (("at", *where, at[where]), ("op", *what, ops[what]))
         at[where] += 1
-        ops[n.op, n.target] += 1
+        ops[what] += 1
     return keys
 
 

@@ -8,10 +8,14 @@ _PAGES: dict[str, st.Page] = {}
 
 
 def pages() -> list:
-    from compile_viz.ui import compile_page, compiles_page, runs_page, viewer
+    from compile_viz.ui import compare_page, compile_page, compiles_page, runs_page, viewer
 
+    comparing = bool(st.query_params.get("compare"))  # ?run=A&compare=B opens the comparison
     _PAGES.update(
-        viewer=st.Page(viewer.page, title="Viewer", icon=":material/account_tree:", url_path="viewer", default=True),
+        viewer=st.Page(viewer.page, title="Viewer", icon=":material/account_tree:", url_path="viewer",
+                       default=not comparing),
+        compare=st.Page(compare_page.page, title="Compare", icon=":material/compare_arrows:", url_path="compare",
+                        default=comparing),
         compile=st.Page(compile_page.page, title="Compile", icon=":material/play_arrow:", url_path="compile"),
         compiles=st.Page(compiles_page.page, title="Compiles", icon=":material/timeline:", url_path="compiles"),
         runs=st.Page(runs_page.page, title="Runs", icon=":material/folder_open:", url_path="runs"),

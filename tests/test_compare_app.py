@@ -1,0 +1,108 @@
+"""The Compare page under AppTest: ?run=A&compare=B over the bundled runs and the third-party pair."""
+
+from __future__ import annotations
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from compile_viz.store import RunStore
+from tests.conftest import ROOT, SAMPLE_RUNS, THIRD_PARTY
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setenv("COMPILE_VIZ_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COMPILE_VIZ_SAMPLE_RUNS", str(SAMPLE_RUNS))
+    monkeypatch.setenv("COMPILE_VIZ_WARM", "0")
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield RunStore(tmp_path / "home")
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def app(**params) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def no_errors(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def html(at: AppTest) -> str:
+    return "\n".join(h.proto.body for h in at.get("html"))
+
+
+def box(at: AppTest, label: str):
+    return next(s for s in at.selectbox if s.label == label)
+
+
+def param(at: AppTest, name: str) -> str:
+    value = at.query_params.get(name)
+    return value[0] if isinstance(value, list) else value
+
+
+def test_a_run_with_itself_shows_both_summaries_and_only_same(store):
+    at = app(run="bundled:mlp_gelu", compare="bundled:mlp_gelu")
+    no_errors(at)
+    assert at.subheader[0].value == "MLP with GELU · bundled run mlp_gelu  vs  MLP with GELU · bundled run mlp_gelu"
+    page = html(at)
+    assert 'data-label="latency (compiled)"' in page and 'data-label="kernels"' in page
+    assert 'data-class="same"' in page and 'data-class="moved"' not in page
+    assert page.count('class="cv-match') == 3  # one row per group, every launch once
+    assert ">=<" in page  # no delta anywhere
+
+
+def test_default_vs_autotune_colours_moved_groups_and_diffs_code(store):
+    a = store.import_zip(THIRD_PARTY / "bert_mask.zip").id
+    b = store.import_zip(THIRD_PARTY / "bert_mask_autotune.zip").id
+    at = app(run=a, compare=b)
+    no_errors(at)
+    page = html(at)
+    assert "12 moved" in page and "1 split" in page and "11 same" in page
+    assert 'data-class="moved"' in page
+    # the first changed group is picked: extern addmm in A, a Triton template in B (its code shown)
+    assert "extern call" in " ".join(c.value for c in at.caption)
+    assert "triton_tem_fused_addmm_t_view_1" in page
+    # pick a same-kind group: both kernels' code and a text diff
+    picker = box(at, "Group")
+    same = next(i for i in picker.options if ": same · triton_per_fused_add_embedding" in i)
+    at = picker.set_value(int(same.split(":")[0])).run()
+    no_errors(at)
+    assert param(at, "group") == same.split(":")[0]
+    assert 'class="cv-diff"' in html(at)
+
+
+def test_repairing_graphs_is_kept_in_the_url(store):
+    at = app(run="bundled:gpt_small", compare="bundled:gpt_small")
+    no_errors(at)
+    repair = box(at, "Pair A's graph with")
+    backward = next(o for o in repair.options if "backward" in o).split(" · ")[1]  # labels are "kind · id"
+    at = repair.set_value(backward).run()
+    no_errors(at)
+    assert param(at, "pair") == f"model__0_forward_1.0:{backward}"
+    pairs = box(at, "Graphs").options  # A's forward with B's backward; A's backward and B's forward alone
+    assert pairs[0].endswith(f"B {backward}") and any(p.endswith("B (none)") for p in pairs)
+    assert any("A (none) ↔ B model__0_forward_1.0" in p for p in pairs)
+
+
+def test_the_run_pickers_change_the_url(store):
+    at = app(run="bundled:mlp_gelu", compare="bundled:mlp_gelu")
+    at = box(at, "Run B").set_value("bundled:pointwise_chain").run()
+    no_errors(at)
+    assert param(at, "run") == "bundled:mlp_gelu" and param(at, "compare") == "bundled:pointwise_chain"
+    page = html(at)  # two different models: nothing in common
+    assert 'data-class="only_in_a"' in page and 'data-class="only_in_b"' in page and 'data-class="same"' not in page
+
+
+def test_without_compare_the_viewer_opens(store):
+    at = app(run="bundled:mlp_gelu")
+    no_errors(at)
+    assert not any(s.label == "Run B" for s in at.selectbox)
