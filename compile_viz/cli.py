@@ -1,4 +1,4 @@
-"""compile-viz command line: parse | diff | capture | runs | export | import."""
+"""compile-viz command line: parse | why | diff | capture | runs | export | import."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ def _build_parser() -> argparse.ArgumentParser:
     from compile_viz import parse_cli
 
     parse_cli.register(sub)
+    from compile_viz import why_cli
+
+    why_cli.register(sub)
     from compile_viz import compare_cli
 
     compare_cli.register(sub)

@@ -139,7 +139,21 @@ def graph_json(g: GraphParse) -> dict:
             for la in (oc.launches if oc else ())
         ],
         "warnings": [str(w) for w in g.warnings],
+        "fusion_decisions": fusion_json(g.fusion_decisions),
         "links": links_json(build_index(g)),
+    }
+
+
+def fusion_json(decisions) -> dict:
+    """A graph's fusion decisions (empty lists when its run has no fusion log)."""
+    if decisions is None:
+        return {"rounds": [], "fused": [], "refused": []}
+    return {
+        "rounds": [{"index": r.index, "nodes_before": r.nodes_before, "nodes_after": r.nodes_after}
+                   for r in decisions.rounds],
+        "fused": [{"round": p.round, "first": p.first, "second": p.second, "result": p.result} for p in decisions.fused],
+        "refused": [{"round": p.round, "first": p.first, "second": p.second, "reason": p.reason, "kind": p.kind}
+                    for p in decisions.refused],
     }
 
 

@@ -74,6 +74,7 @@ SAMPLE_MODULES = (
     "graph_break_loop",
     "dynamic_shapes",
     "convnet_bn_relu",
+    "many_row_sums",
     "gpt_small",
 )
 

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from compile_viz.artifacts.discover import (
     ArtifactReader,
     DiscoveryError,
+    find_files,
     find_graphs,
     read_graph_breaks,
 )
+from compile_viz.artifacts.fusion_log import decisions_by_graph
 from compile_viz.artifacts.gc_pause import without_gc
-from compile_viz.artifacts.kinds import EXPECTED, PARSED
+from compile_viz.artifacts.kinds import EXPECTED, PARSED, RUN_ARTIFACTS
 from compile_viz.artifacts.model import DebugParse, GraphFolder, GraphParse, ParseWarning
 
 __all__ = ["DiscoveryError", "parse_path", "parse_graph", "DebugParse", "GraphParse"]
@@ -78,9 +82,26 @@ def parse_path(path: str) -> DebugParse:
             )
         graphs = tuple(parse_graph(reader, f) for f in folders)
         breaks = read_graph_breaks(reader, runs)
+        graphs, run_warnings = attach_run_artifacts(reader, graphs)
     finally:
         reader.close()
-    return DebugParse(root=path, graphs=graphs, graph_breaks=tuple(breaks))
+    return DebugParse(root=path, graphs=graphs, graph_breaks=tuple(breaks), warnings=run_warnings)
+
+
+def attach_run_artifacts(reader: ArtifactReader, graphs: tuple[GraphParse, ...]) -> tuple[tuple[GraphParse, ...], tuple]:
+    """The graphs with what the run-wide artifacts (kinds.RUN_ARTIFACTS: the fusion log) say of
+    each, and those files' warnings."""
+    warnings: list[ParseWarning] = []
+    fields: dict[str, dict[str, object]] = {}  # graph folder name -> {field: value}
+    for kind in RUN_ARTIFACTS:
+        for rel_dir, data in find_files(reader, kind.file):
+            log = kind.parser(data, path=f"{rel_dir}/{kind.file}" if rel_dir not in ("", ".") else kind.file)
+            warnings.extend(log.warnings)
+            for name, value in decisions_by_graph(log, [g.folder.name for g in graphs]).items():
+                fields.setdefault(name, {})[kind.name] = value
+    if not fields:
+        return graphs, tuple(warnings)
+    return tuple(replace(g, **fields[g.folder.name]) if g.folder.name in fields else g for g in graphs), tuple(warnings)
 
 
 def _trace_or_none(path: str):

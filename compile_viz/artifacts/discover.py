@@ -110,6 +110,15 @@ def find_graphs(reader: ArtifactReader) -> tuple[list[GraphFolder], list[str]]:
     return graphs, sorted(runs)
 
 
+def find_files(reader: ArtifactReader, name: str) -> list[tuple[str, bytes]]:
+    """(folder, bytes) of every readable file called `name` in the tree (a run's logs/fusion.log)."""
+    out = []
+    for d, files in sorted(reader.dirs.items()):
+        if name in files and (data := reader.read(d, name)) is not None:
+            out.append((d, data))
+    return out
+
+
 def _root_name(reader: ArtifactReader) -> str:
     root = os.path.basename(os.path.normpath(reader.root))
     return root[: -len(".zip")] if reader.is_zip and root.endswith(".zip") else root

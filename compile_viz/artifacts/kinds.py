@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from compile_viz.artifacts.fusion_log import parse_fusion_log
 from compile_viz.artifacts.fx_graph import parse_fx_graph
 from compile_viz.artifacts.output_code import parse_output_code
 from compile_viz.artifacts.provenance import parse_provenance
@@ -25,6 +26,7 @@ class ArtifactKind:
     title: str  # how the UI calls it
     parser: Callable | None  # parser(data, *, path) -> result with .warnings; None: found, not parsed
     expected: bool  # whether a graph folder without it deserves a warning
+    scope: str = "graph"  # "graph": one per graph folder; "run": one per run, split among its graphs
 
 
 def _pre_fusion(data, *, path):
@@ -47,8 +49,12 @@ ARTIFACTS = (
     ArtifactKind("inductor_provenance_tracking_node_mappings.json", "provenance", "provenance JSON",
                  parse_provenance, False),
 )
-BY_FILE = {a.file: a for a in ARTIFACTS}
-BY_NAME = {a.name: a for a in ARTIFACTS}
+# Per run, not per graph folder: split among the run's graphs by fusion_log.decisions_by_graph.
+RUN_ARTIFACTS = (
+    ArtifactKind("fusion.log", "fusion_decisions", "fusion log", parse_fusion_log, False, scope="run"),
+)
+BY_FILE = {a.file: a for a in ARTIFACTS + RUN_ARTIFACTS}
+BY_NAME = {a.name: a for a in ARTIFACTS + RUN_ARTIFACTS}
 FILES = tuple(a.file for a in ARTIFACTS)  # what makes a folder a graph folder
 PARSED = tuple(a for a in ARTIFACTS if a.parser is not None)
 EXPECTED = tuple(a.file for a in ARTIFACTS if a.expected)

@@ -375,6 +375,54 @@ class GraphFolder:
     files: tuple[str, ...]  # artifact file names present
 
 
+# --------------------------------------------------------------------------- fusion log
+
+
+@dataclass(frozen=True, slots=True)
+class FusionRound:
+    """One round of Inductor's fusion loop (`===== attempting fusion (2/10): 5 nodes =====`)."""
+
+    index: int  # 1-based, as the log numbers it
+    limit: int  # the most rounds Inductor would run (10)
+    nodes_before: int
+    nodes_after: int | None  # None: the log ends before the round completed
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class FusionPair:
+    """A pair of scheduler nodes the scheduler fused (`fusing op2 with op3`) or refused
+    (`cannot fuse op2 with op5: no shared data`)."""
+
+    round: int
+    first: str
+    second: str
+    result: str  # fused: the node it made (`op2_op3`); refused: ""
+    reason: str  # refused: the reason as logged; fused: ""
+    kind: str  # refused: a short stable key of the reason (fusion_log.REASON_KINDS); fused: ""
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class FusionDecisions:
+    """Every fusion decision Inductor logged while compiling one graph."""
+
+    graph: str  # the graph folder the log names (`model__0_forward_1.0`), or "" when it names none
+    compile_id: str  # `0/0`, from the lines' `[0/0]`
+    rounds: tuple[FusionRound, ...]
+    fused: tuple[FusionPair, ...]
+    refused: tuple[FusionPair, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class FusionLog:
+    """A run's `logs/fusion.log` (or any saved `TORCH_LOGS="+fusion"` output), graph by graph."""
+
+    path: str
+    graphs: tuple[FusionDecisions, ...]
+    warnings: tuple[ParseWarning, ...]
+
+
 @dataclass(frozen=True, slots=True)
 class GraphParse:
     """Everything parsed for one compiled graph. A missing file leaves its field None."""
@@ -387,6 +435,8 @@ class GraphParse:
     output_code: OutputCode | None
     provenance: ProvenanceMap | None
     warnings: tuple[ParseWarning, ...]  # of all files, plus one per missing file
+    # from the run's logs/fusion.log, when it has one (captured since issue 11); None otherwise
+    fusion_decisions: FusionDecisions | None = None
 
     @property
     def id(self) -> str:

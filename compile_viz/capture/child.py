@@ -22,7 +22,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from compile_viz.capture import reasons
+from compile_viz.capture import fusion_log, reasons
 from compile_viz.capture.default_loss import make_default_loss
 from compile_viz.capture.options import CaptureOptions
 from compile_viz.capture.protocol import format_progress
@@ -198,6 +198,7 @@ def run(request: dict, result: dict) -> None:
     import torch
 
     records = _install_dynamo_records(torch)
+    fusion_log.install(Path.cwd())  # logs/fusion.log: the parent starts the child in the run's folder
     result["graph_breaks"], result["recompiles"] = records.graph_breaks, records.recompiles
     _check_inductor_options(torch, opts.inductor_dict)
     result["timings"]["import_s"] = round(time.monotonic() - T0, 3)

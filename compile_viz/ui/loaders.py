@@ -35,7 +35,9 @@ def run_info(key: str) -> RunInfo:
 
 @st.cache_resource(max_entries=8, show_spinner="Parsing the debug artifacts…")
 def _parse(key: str, stamp: float) -> DebugParse:
-    return parse_path(run_info(key).debug_path)
+    info = run_info(key)
+    # a stored run's whole folder: its debug/ tree and the run-wide logs (logs/fusion.log)
+    return parse_path(str(info.run_dir or info.debug_path))
 
 
 def load_parse(key: str) -> DebugParse:

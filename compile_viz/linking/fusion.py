@@ -1,0 +1,109 @@
+"""Inductor's fusion decisions joined to launches: why two kernels stayed apart, how one was built.
+
+The fusion log names scheduler nodes as Inductor did at that moment: `op2`, a fused `op2_op3`,
+or (torch 2.0 to 2.4) `buf2_buf3`. A name's members are the scheduler nodes it is made of; a
+launch's members are the scheduler nodes of its fusion group (`LaunchLink.scheduler_nodes`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from compile_viz.artifacts.model import FusionDecisions, FusionPair, GraphParse
+from compile_viz.linking.model import GraphIndex
+
+MEMBER = re.compile(r"(?:op|buf)\d+")
+
+
+def members(name: str) -> tuple[str, ...]:
+    """`op1_op2_op3` -> (op1, op2, op3); a name of another shape is its own only member."""
+    parts = MEMBER.findall(name)
+    return tuple(parts) if parts and "_".join(parts) == name else (name,)
+
+
+@dataclass(frozen=True, slots=True)
+class WhySeparate:
+    """The answer to "why are launches a and b separate kernels?"."""
+
+    a: int
+    b: int
+    pairs: tuple[FusionPair, ...]  # every pair Inductor considered between their members, in log order
+    never: str  # when no pair was considered: why that happens here, in plain words; else ""
+    same_kernel: bool  # a and b launch one fused node (the same group): nothing was refused
+
+
+def launch_members(index: GraphIndex, launch: int) -> set[str]:
+    la = index.launches[launch]
+    return set(la.scheduler_nodes) or ({la.fusion_group} if la.fusion_group else set())
+
+
+def pairs_between(decisions: FusionDecisions, left: set[str], right: set[str]) -> tuple[FusionPair, ...]:
+    """The fused and refused pairs with one side in `left` and the other in `right`."""
+    out = []
+    for p in sorted(decisions.fused + decisions.refused, key=lambda p: p.line):
+        one, two = set(members(p.first)), set(members(p.second))
+        if (one & left and two & right) or (one & right and two & left):
+            out.append(p)
+    return tuple(out)
+
+
+def why_separate(graph: GraphParse, index: GraphIndex, decisions: FusionDecisions, a: int, b: int) -> WhySeparate:
+    left, right = launch_members(index, a), launch_members(index, b)
+    if left and left == right:
+        return WhySeparate(a, b, (), "", True)
+    pairs = pairs_between(decisions, left, right)
+    return WhySeparate(a, b, pairs, "" if pairs else _never(graph, index, a, b), False)
+
+
+def _never(graph: GraphParse, index: GraphIndex, a: int, b: int) -> str:
+    """Why Inductor never weighed these two as a pair, from what the graph says of them."""
+    la, lb = index.launches[a], index.launches[b]
+    if la.is_extern or lb.is_extern:
+        which = la if la.is_extern else lb
+        return (f"{which.kernel} is an extern call (a library kernel): Inductor fuses only the kernels it "
+                "generates, so it never pairs an extern call with anything. With max_autotune on, a matrix "
+                "multiply can become a Triton template, which can take a pointwise epilogue.")
+    if not (set(la.buffers) & _reads(graph, lb) or set(lb.buffers) & _reads(graph, la)
+            or _reads(graph, la) & _reads(graph, lb)):
+        return ("They share no data: neither reads what the other writes, and they read no buffer in common. "
+                "Inductor only weighs pairs that share data (fusing them would save no memory traffic).")
+    return ("They share data, but were never candidates in the same round: by the time one of them existed "
+            "the other had already been fused into a node that could not take it, or the candidate order "
+            "(nodes are weighed against their neighbours by shared buffers, best score first) never got to them.")
+
+
+def _reads(graph: GraphParse, launch) -> set[str]:
+    """The buffers the scheduler nodes of a launch read (from the pre-fusion IR)."""
+    pre = graph.pre_fusion
+    if pre is None:
+        return set()
+    names = set(launch.scheduler_nodes)
+    return {d.buffer for n in pre.nodes if n.name in names for d in n.reads}
+
+
+def fusion_story(index: GraphIndex, decisions: FusionDecisions, launch: int) -> tuple[FusionPair, ...]:
+    """The fusions that built the node launch `launch` runs, in the order Inductor made them."""
+    mine = launch_members(index, launch)
+    return tuple(p for p in decisions.fused if set(members(p.result)) <= mine)
+
+
+def refusals_by_kind(decisions: FusionDecisions) -> list[tuple[str, int]]:
+    """(reason kind, how many refused pairs) from most to least frequent."""
+    return Counter(p.kind for p in decisions.refused).most_common()
+
+
+def unknown_names(graph: GraphParse, decisions: FusionDecisions) -> list[str]:
+    """Names in the decisions that are neither a pre-fusion scheduler node nor made by an earlier
+    fusion: [] on a log that belongs to this graph."""
+    known = {n.name for n in graph.pre_fusion.nodes} if graph.pre_fusion else set()
+    made: set[str] = set()
+    bad = []
+    for p in sorted(decisions.fused + decisions.refused, key=lambda p: p.line):
+        for name in (p.first, p.second):
+            if name not in known and name not in made and not set(members(name)) <= known:
+                bad.append(name)
+        if p.result:
+            made.add(p.result)
+    return bad

@@ -1,0 +1,97 @@
+"""Fusion decisions as HTML tables, text and a Plotly chart: pure functions, everything escaped."""
+
+from __future__ import annotations
+
+from html import escape
+
+from compile_viz.artifacts.model import FusionDecisions, FusionPair, GraphParse
+from compile_viz.linking.fusion import WhySeparate, members
+from compile_viz.linking.model import GraphIndex
+from compile_viz.render.fusion_notes import reason_note
+from compile_viz.render.panels import _TABLE, _TD
+
+BAR = "#c0392b"
+
+
+def _short(name: str, limit: int = 6) -> str:
+    parts = members(name)
+    if len(parts) <= limit:
+        return name
+    return "_".join(parts[:3]) + f"_…({len(parts)} nodes)…_" + parts[-1]
+
+
+def launch_label(index: GraphIndex, i: int) -> str:
+    la = index.launches[i]
+    return f"L{i} {la.kernel}"
+
+
+def pairs_html(pairs: tuple[FusionPair, ...] | list[FusionPair], *, height_px: int = 300) -> str:
+    """One row per pair: round, the two nodes, fused into / refused because."""
+    rows = []
+    for p in pairs:
+        verdict = (f'<span style="color:#1e7d32">fused into</span> <code>{escape(_short(p.result))}</code>'
+                   if p.result else f'<span style="color:{BAR}">refused</span>: {escape(p.reason)} '
+                   f'<span style="color:#777">({escape(p.kind)})</span>')
+        rows.append(f"<tr><td {_TD}>{p.round}</td><td {_TD}><code>{escape(_short(p.first))}</code></td>"
+                    f"<td {_TD}><code>{escape(_short(p.second))}</code></td><td {_TD}>{verdict}</td></tr>")
+    head = (f"<tr><th {_TD}>round</th><th {_TD}>first</th><th {_TD}>second</th><th {_TD}>decision</th></tr>")
+    return _TABLE.format(h=height_px, rows=head + "".join(rows))
+
+
+def why_markdown(answer: WhySeparate, index: GraphIndex) -> str:
+    """The verdict of "why are these separate", in one paragraph (Markdown; names escaped)."""
+    a, b = f"`{launch_label(index, answer.a)}`", f"`{launch_label(index, answer.b)}`"
+    if answer.same_kernel:
+        return f"{a} and {b} run the same fused node: nothing was refused between them."
+    if not answer.pairs:
+        return f"Inductor never weighed {a} and {b} as a pair. {answer.never}"
+    refused = [p for p in answer.pairs if not p.result]
+    kinds = sorted({p.kind for p in refused})
+    text = (f"Inductor weighed {len(answer.pairs)} pair(s) between {a} and {b} and refused "
+            f"{len(refused)}: " + ", ".join(f"**{k.replace('_', ' ')}**" for k in kinds) + ".")
+    return text + "\n\n" + "\n\n".join(reason_note(k) for k in kinds)
+
+
+def why_text(graph: GraphParse, answer: WhySeparate, index: GraphIndex) -> str:
+    """The same answer for a terminal (`compile-viz why`)."""
+    lines = [f"{graph.id}: {launch_label(index, answer.a)}  vs  {launch_label(index, answer.b)}"]
+    if answer.same_kernel:
+        lines.append("  the same fused node: nothing was refused between them")
+    elif not answer.pairs:
+        lines.append(f"  never considered as a pair: {answer.never}")
+    for p in answer.pairs:
+        verdict = f"fused into {p.result}" if p.result else f"refused ({p.kind}): {p.reason}"
+        lines.append(f"  round {p.round}: {p.first} with {p.second}: {verdict}")
+    return "\n".join(lines)
+
+
+def refusals_figure(counts: list[tuple[str, int]]):
+    """A horizontal bar per refusal kind, most frequent on top; `customdata` holds the kind."""
+    import plotly.graph_objects as go
+
+    kinds = [k for k, _ in counts][::-1]
+    values = [n for _, n in counts][::-1]
+    fig = go.Figure(go.Bar(x=values, y=[k.replace("_", " ") for k in kinds], orientation="h",
+                           marker_color=BAR, customdata=kinds,
+                           hovertemplate="%{y}: %{x} refused pairs<extra></extra>"))
+    fig.update_layout(height=max(160, 34 * len(kinds) + 70), margin=dict(l=10, r=10, t=30, b=30),
+                      title="Refused pairs by reason (click a bar)", xaxis_title="pairs")
+    return fig
+
+
+def rounds_html(graph: GraphParse, decisions: FusionDecisions, *, height_px: int = 360) -> str:
+    """From the pre-fusion nodes to the post-fusion groups, round by round (for teaching)."""
+    pre = len(graph.pre_fusion.nodes) if graph.pre_fusion else "?"
+    groups = graph.post_fusion.fusion_groups if graph.post_fusion else ()
+    rows = [f"<tr><td {_TD}>before</td><td {_TD}>{pre} scheduler nodes (ir_pre_fusion.txt)</td><td {_TD}></td></tr>"]
+    for r in decisions.rounds:
+        fused = [p for p in decisions.fused if p.round == r.index]
+        refused = sum(1 for p in decisions.refused if p.round == r.index)
+        made = ", ".join(f"<code>{escape(_short(p.result))}</code>" for p in fused[:8])
+        more = f" and {len(fused) - 8} more" if len(fused) > 8 else ""
+        after = "?" if r.nodes_after is None else r.nodes_after
+        rows.append(f"<tr><td {_TD}>round {r.index}</td><td {_TD}>{r.nodes_before} → {after} nodes: "
+                    f"{len(fused)} fused, {refused} refused</td><td {_TD}>{made}{more}</td></tr>")
+    rows.append(f"<tr><td {_TD}>after</td><td {_TD}>{len(groups)} fusion groups (ir_post_fusion.txt)</td>"
+                f"<td {_TD}>{', '.join(f'<code>{escape(_short(g.name))}</code>' for g in groups[:8])}</td></tr>")
+    return _TABLE.format(h=height_px, rows="".join(rows))
