@@ -13,6 +13,7 @@ ISSUE_SAMPLES = {
     "matmul_softmax", "tiny_linear_relu", "pointwise_chain", "mlp_gelu", "layernorm_linear_gelu_residual",
     "transformer_layer", "graph_break_print", "graph_break_item", "graph_break_loop", "dynamic_shapes",
     "convnet_bn_relu", "gpt_small",
+    "many_row_sums",  # issue 11: a refusal a user can fix
 }
 
 
