@@ -174,3 +174,21 @@ def test_a_matmul_between_pointwise_ops_splits_the_fusion(cpu_pairs):
     assert len(split.a) == 1 and len(split.b) == 2 and {"erf", "add"} <= set(split.fx_nodes)
     new = next(g for g in gm.groups if g.cls == "only_in_b")
     assert [r.kernel for r in new.b] == ["extern_kernels.mm"] and new.fx_nodes == ("mm",)
+
+
+def test_render_escapes_and_recolours():
+    from compile_viz.artifacts import parse_path
+    from compile_viz.linking import build_index
+    from compile_viz.render.compare import class_color, code_diff_html, recolour_dot
+    from compile_viz.render.fx_dot import GraphView, fx_dot
+
+    page = code_diff_html("x = 1\n<script>a</script>", "x = 2\n<script>a</script>", "A <k>", "B")
+    assert "<script>" not in page and "&lt;script&gt;" in page and "&lt;k&gt;" in page
+    assert "background:#ffe3e3" in page and "background:#d3f9d8" in page
+    assert "identical" in code_diff_html("same", "same")
+    graph = parse_path(str(SAMPLE_RUNS / "mlp_gelu.zip")).graphs[0]
+    index = build_index(graph)
+    for collapsed in (True, False):
+        dot = recolour_dot(fx_dot(graph.aot_graph, index, GraphView(graph="aot_graph", collapsed=collapsed)),
+                           {0: "moved", 1: "split"})
+        assert dot.count(class_color("moved")) == 1 and dot.count(class_color("split")) == 1

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+from collections import Counter
+
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
@@ -40,6 +44,11 @@ def html(at: AppTest) -> str:
     return "\n".join(h.proto.body for h in at.get("html"))
 
 
+def row_classes(at: AppTest) -> list[str]:
+    """Return the class of every row of the matched-groups table."""
+    return re.findall(r'class="cv-match[^"]*" data-class="([^"]*)"', html(at))
+
+
 def box(at: AppTest, label: str):
     return next(s for s in at.selectbox if s.label == label)
 
@@ -55,8 +64,7 @@ def test_a_run_with_itself_shows_both_summaries_and_only_same(store):
     assert at.subheader[0].value == "MLP with GELU · bundled run mlp_gelu  vs  MLP with GELU · bundled run mlp_gelu"
     page = html(at)
     assert 'data-label="latency (compiled)"' in page and 'data-label="kernels"' in page
-    assert 'data-class="same"' in page and 'data-class="moved"' not in page
-    assert page.count('class="cv-match') == 3  # one row per group, every launch once
+    assert row_classes(at) == ["same"] * 3  # one row per group, every launch once
     assert ">=<" in page  # no delta anywhere
 
 
@@ -67,7 +75,7 @@ def test_default_vs_autotune_colours_moved_groups_and_diffs_code(store):
     no_errors(at)
     page = html(at)
     assert "12 moved" in page and "1 split" in page and "11 same" in page
-    assert 'data-class="moved"' in page
+    assert Counter(row_classes(at)) == {"moved": 12, "same": 11, "split": 1}
     # the first changed group is picked: extern addmm in A, a Triton template in B (its code shown)
     assert "extern call" in " ".join(c.value for c in at.caption)
     assert "triton_tem_fused_addmm_t_view_1" in page
@@ -98,11 +106,26 @@ def test_the_run_pickers_change_the_url(store):
     at = box(at, "Run B").set_value("bundled:pointwise_chain").run()
     no_errors(at)
     assert param(at, "run") == "bundled:mlp_gelu" and param(at, "compare") == "bundled:pointwise_chain"
-    page = html(at)  # two different models: nothing in common
-    assert 'data-class="only_in_a"' in page and 'data-class="only_in_b"' in page and 'data-class="same"' not in page
+    classes = set(row_classes(at))  # two different models: nothing in common
+    assert classes == {"only_in_a", "only_in_b"}
 
 
 def test_without_compare_the_viewer_opens(store):
     at = app(run="bundled:mlp_gelu")
     no_errors(at)
     assert not any(s.label == "Run B" for s in at.selectbox)
+
+
+def test_both_graphs_are_coloured_by_class_and_a_click_picks_the_group(store):
+    from compile_viz.render.compare import class_color
+
+    a = store.import_zip(THIRD_PARTY / "bert_mask.zip").id
+    b = store.import_zip(THIRD_PARTY / "bert_mask_autotune.zip").id
+    at = app(run=a, compare=b)
+    no_errors(at)
+    svgs = [json.loads(c.proto.json)["html"] for c in at.get("bidi_component")]
+    assert len(svgs) == 2 and all("<svg" in s for s in svgs)
+    moved, same = class_color("moved"), class_color("same")
+    assert all(f'fill="{moved}"' in s and f'fill="{same}"' in s for s in svgs)
+    # the chosen group (the first that changed: launch 1 in both runs) is outlined in both graphs
+    assert all('id="cvL1" class="node cv-sel"' in s for s in svgs)

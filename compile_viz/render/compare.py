@@ -4,6 +4,7 @@ and a text diff of two kernels. Pure functions; every artifact string is escaped
 from __future__ import annotations
 
 import difflib
+import re
 from html import escape
 
 from compile_viz.compare.model import CLASS_NOTES, CLASSES, MatchGroup
@@ -121,3 +122,30 @@ def code_diff_html(a_source: str, b_source: str, a_name: str = "A", b_name: str 
     body = '<div class="cv-diff" style="font-family:monospace;font-size:12px;padding:4px">' + "".join(out) + "</div>"
     return (f'<div style="overflow:auto;max-height:{height_px}px;border:1px solid #ddd;border-radius:4px">'
             f"{body}</div>")
+
+
+_BOX = re.compile(r'^\s*"L(\d+)" \[.*\bid="cvL\d+"')
+_CLUSTER = re.compile(r'^\s*subgraph "cluster_L(\d+)" \{')
+_FILL = re.compile(r'fillcolor="[^"]*"')
+
+
+def recolour_dot(dot: str, classes: dict[int, str]) -> str:
+    """Return fx_dot's DOT with each launch (box or cluster) filled by its group's class, not its kind;
+    launches with no class keep their colour. Labels say the kind, the fill says what changed."""
+    out, cluster = [], None
+    for line in dot.split("\n"):
+        box, head = _BOX.match(line), _CLUSTER.match(line)
+        if head:
+            cluster = int(head.group(1))
+        elif line.strip() == "}":
+            cluster = None
+        launch = int(box.group(1)) if box else (cluster if line.strip().startswith("fillcolor=") else None)
+        if launch is not None and launch in classes:
+            line = _FILL.sub(f'fillcolor="{class_color(classes[launch])}"', line, count=1)
+        out.append(line)
+    return "\n".join(out)
+
+
+def class_legend_html() -> str:
+    """Return the class colours as one line (what the coloured graphs mean)."""
+    return '<div style="font-size:12px;line-height:1.8">' + "".join(class_chip(c) for c in CLASSES) + "</div>"

@@ -3,6 +3,8 @@ matched by the nodes they cover and coloured by class, and a group's kernels sid
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import streamlit as st
 
 from compile_viz.artifacts import DiscoveryError
@@ -19,12 +21,26 @@ from compile_viz.compare import (
 from compile_viz.compare import run_rows as summary_rows
 from compile_viz.compare.model import SAME
 from compile_viz.compare.pairing import format_pairs, parse_pairs
+from compile_viz.linking.model import AOT, POST_GRAD
 from compile_viz.measurements import read_run
 from compile_viz.render.code_html import highlight_code, kernel_language
-from compile_viz.render.compare import code_diff_html, counts_html, group_label, groups_html, rows_html
+from compile_viz.render.compare import (
+    class_legend_html,
+    code_diff_html,
+    counts_html,
+    group_label,
+    groups_html,
+    recolour_dot,
+    rows_html,
+)
+from compile_viz.render.fx_dot import GraphView, fx_dot, selection_ids
+from compile_viz.render.svg import LayoutError, dot_to_svg, mark_svg, svg_panel
 from compile_viz.store import StoreError, bundled_runs
 from compile_viz.ui import loaders, state
+from compile_viz.ui.graph_widget import graph_widget
 from compile_viz.ui.runs import BUNDLED, default_run_key
+
+GRAPHS_SHOWN_UP_TO = 300  # launches per graph: above, both graphs are drawn only on request
 
 
 def side(key: str) -> Side:
@@ -91,6 +107,7 @@ def page() -> None:
         st.html(counts_html(dict(gm.counts())))
         chosen = _group_picker(gm)
         st.html(groups_html(gm.groups, chosen, height_px=360))
+    _graphs_by_class(a_key, b_key, gm, chosen)
     if chosen is not None:
         _kernels_side_by_side(a, b, gm, gm.groups[chosen])
 
@@ -171,3 +188,49 @@ def _kernels_side_by_side(a: Side, b: Side, gm: GraphMatch, group: MatchGroup) -
         (ra, ka), (rb, kb) = found
         with st.expander("Text diff of the two kernels", expanded=True):
             st.html(code_diff_html(ka.source, kb.source, f"A {ra.kernel}", f"B {rb.kernel}"))
+
+
+@st.cache_data(max_entries=64, show_spinner="Laying out the graph…")
+def _class_svg(key: str, graph_id: str, fx_name: str, classes: tuple[tuple[int, str], ...], link: str) -> str:
+    graph, index = loaders.load_parse(key).graph(graph_id), loaders.load_index(key, graph_id)
+    view = GraphView(graph=fx_name, collapsed=True, link=link)
+    return dot_to_svg(recolour_dot(fx_dot(graph.artifact(fx_name), index, view), dict(classes)))
+
+
+def _graphs_by_class(a_key: str, b_key: str, gm: GraphMatch, chosen: int | None) -> None:
+    """Both graphs, one box per launch, filled by its group's class; the chosen group outlined in both,
+    and a click on a launch of either picks its group."""
+    big = max(len(gm.launch_classes("a")), len(gm.launch_classes("b"))) > GRAPHS_SHOWN_UP_TO
+    if not st.toggle("Both graphs coloured by class", value=not big, key="cmp_graphs"):
+        return
+    st.html(class_legend_html())
+    group = gm.groups[chosen] if chosen is not None else None
+    for col, side_name, key, graph_id in zip(st.columns(2, gap="small"), "ab", (a_key, b_key), (gm.a, gm.b), strict=True):
+        with col:
+            if graph_id is None:
+                st.info(f"No graph of {side_name.upper()} in this pair.")
+                continue
+            graph = loaders.load_parse(key).graph(graph_id)
+            fx_name = AOT if graph.aot_graph is not None else POST_GRAD
+            try:
+                svg = _class_svg(key, graph_id, fx_name, tuple(sorted(gm.launch_classes(side_name).items())),
+                                 link=f"?run={quote(a_key, safe='')}&compare={quote(b_key, safe='')}&side={side_name}")
+            except LayoutError as e:
+                st.error(str(e))
+                continue
+            refs = (group.a if side_name == "a" else group.b) if group else ()
+            svg = mark_svg(svg, selection_ids(graph.artifact(fx_name), frozenset(r.index for r in refs), frozenset()))
+            graph_widget(svg_panel(svg, height_px=480), key=f"cmp-graph-{side_name}",
+                         on_select=lambda click, s=side_name: _clicked(gm, s, click))
+
+
+def _clicked(gm: GraphMatch, side_name: str, click: dict) -> None:
+    """A click on a launch box: pick its group (its counterpart is outlined in the other graph)."""
+    try:
+        launch = int(click.get("launch") or "")
+    except ValueError:
+        return
+    group = gm.group_of(side_name, launch)
+    if group is not None:
+        state.update(group=gm.groups.index(group))
+        st.rerun()
