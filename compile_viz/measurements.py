@@ -158,49 +158,90 @@ class Variant:
         return cls(latency=Latency.from_json(d.get("latency")), profile=Profile.from_json(d.get("profile")))
 
 
+def _value(value: Any) -> float | str | None:
+    """Return a tensor element as stored: a number, or "nan" / "inf" as text."""
+    return _num(value) if _num(value) is not None else _str(value)
+
+
 @dataclass(frozen=True, slots=True)
 class Check:
-    """One output or gradient compared, eager vs compiled."""
+    """One output or gradient, compiled vs the reference (capture/accuracy.py decides)."""
 
-    what: str
+    what: str  # its path: "logits", "output[0]", "grad of transformer.h.3.attn.c_attn.weight"
     ok: bool | None = None
     shape: tuple[int, ...] = ()
     dtype: str | None = None
-    max_abs: float | None = None
+    max_abs: float | None = None  # compiled vs the reference (float64 when there was one)
     max_rel: float | None = None
-    rtol: float | None = None
+    rtol: float | None = None  # older captures
     atol: float | None = None
     note: str | None = None
+    rule: str | None = None  # what decided: allclose, rmse vs float64, cosine similarity, exact
+    tol: float | None = None
+    eager_max_abs: float | None = None  # eager vs the float64 reference: the reference's own error
+    rmse: float | None = None
+    eager_rmse: float | None = None
+    multiplier: float | None = None
+    cosine: float | None = None
+    index: tuple[int, ...] = ()  # of the worst element, when it failed
+    eager: float | str | None = None
+    compiled: float | str | None = None
+    fp64: float | str | None = None
+    hint: str | None = None
 
     @classmethod
     def from_json(cls, data: Any) -> Check:
         d = _dict(data)
+        nums = ("max_abs", "max_rel", "rtol", "atol", "tol", "eager_max_abs", "rmse", "eager_rmse", "multiplier",
+                "cosine")
         return cls(what=_str(d.get("what")) or "?", ok=_bool(d.get("ok")),
                    shape=tuple(s for s in _list(d.get("shape")) if _int(s) is not None), dtype=_str(d.get("dtype")),
-                   max_abs=_num(d.get("max_abs")), max_rel=_num(d.get("max_rel")), rtol=_num(d.get("rtol")),
-                   atol=_num(d.get("atol")), note=_str(d.get("note")))
+                   note=_str(d.get("note")), rule=_str(d.get("rule")), hint=_str(d.get("hint")),
+                   index=tuple(i for i in _list(d.get("index")) if _int(i) is not None),
+                   **{k: _num(d.get(k)) for k in nums}, **{k: _value(d.get(k)) for k in ("eager", "compiled", "fp64")})
 
 
 @dataclass(frozen=True, slots=True)
 class Correctness:
-    """Eager vs compiled outputs (and gradients of a training step): the worst errors and pass/fail."""
+    """Compiled vs eager outputs (and gradients of a training step), judged like PyTorch's accuracy harness."""
 
-    ok: bool | None = None
+    ok: bool | None = None  # None: not compared, or not comparable
+    status: str | None = None  # "ok", "wrong", "not comparable"
+    note: str | None = None  # the first failure with its hint, or why the runs are not comparable
+    method: tuple[tuple[str, str], ...] = ()  # seed, rng, reference, rule: how it was checked
     compared: int | None = None
+    failed: int | None = None
+    first_failure: Check | None = None
     checks: tuple[Check, ...] = ()
     max_abs: float | None = None
     max_rel: float | None = None
+    eager_max_abs: float | None = None
     worst: str | None = None
     grads_compared: bool | None = None
+    model_draws_random: bool | None = None
 
     @classmethod
     def from_json(cls, data: Any) -> Correctness | None:
         if not isinstance(data, dict):
             return None
-        return cls(ok=_bool(data.get("ok")), compared=_int(data.get("compared")),
+        first = data.get("first_failure")
+        status = _str(data.get("status"))
+        if status is None and _bool(data.get("ok")) is not None:  # captures before issue 16
+            status = "ok" if data["ok"] else "wrong"
+        return cls(ok=_bool(data.get("ok")), status=status, note=_str(data.get("note")),
+                   method=tuple((str(k), str(v)) for k, v in _dict(data.get("method")).items()),
+                   compared=_int(data.get("compared")), failed=_int(data.get("failed")),
+                   first_failure=Check.from_json(first) if isinstance(first, dict) else None,
                    checks=tuple(Check.from_json(c) for c in _list(data.get("checks"))),
                    max_abs=_num(data.get("max_abs")), max_rel=_num(data.get("max_rel")),
-                   worst=_str(data.get("worst")), grads_compared=_bool(data.get("grads_compared")))
+                   eager_max_abs=_num(data.get("eager_max_abs")), worst=_str(data.get("worst")),
+                   grads_compared=_bool(data.get("grads_compared")),
+                   model_draws_random=_bool(data.get("model_draws_random")))
+
+    def method_line(self) -> str:
+        """Return how the check was made, on one line ("" for older captures)."""
+        d = dict(self.method)
+        return "; ".join(d[k] for k in ("reference", "rng", "rule") if d.get(k))
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,13 +278,21 @@ class MeasureSummary:
     peak_gbps: float | None = None
     copy_gbps: float | None = None
     errors: int | None = None  # how many parts of the measurement failed (their text is in measure.json)
+    correctness: str | None = None  # "ok", "wrong", "not comparable"
+    correctness_note: str | None = None  # the first failure and its hint, or why not comparable
+    correctness_method: str | None = None  # reference, randomness, rule, on one line
+    eager_max_abs: float | None = None  # eager's own error against the float64 reference
 
     @classmethod
     def from_json(cls, data: Any) -> MeasureSummary | None:
         if not isinstance(data, dict) or not data:
             return None
-        kinds = {"file": _str, "ok": _bool, "device": _str, "device_name": _str, "errors": _int}
-        return cls(**{name: kinds.get(name, _num)(data.get(name)) for name in cls.__dataclass_fields__})
+        kinds = {"file": _str, "ok": _bool, "device": _str, "device_name": _str, "errors": _int,
+                 "correctness": _str, "correctness_note": _str, "correctness_method": _str}
+        fields = {name: kinds.get(name, _num)(data.get(name)) for name in cls.__dataclass_fields__}
+        if fields["correctness"] is None and fields["ok"] is not None:  # captures before issue 16
+            fields["correctness"] = "ok" if fields["ok"] else "wrong"
+        return cls(**fields)
 
     def to_json(self) -> dict[str, Any]:
         """Return the dict meta.json stores."""
@@ -307,7 +356,9 @@ class Measurement:
             compile_s=self.compile_s, device=self.device, device_name=self.device_name,
             eager_kernels_per_call=eager.profile.kernels_per_call if eager.profile else None,
             compiled_kernels_per_call=compiled.profile.kernels_per_call if compiled.profile else None,
-            peak_gbps=self.bandwidth.peak_gbps, copy_gbps=self.bandwidth.copy_gbps, errors=len(self.errors))
+            peak_gbps=self.bandwidth.peak_gbps, copy_gbps=self.bandwidth.copy_gbps, errors=len(self.errors),
+            correctness=corr.status, correctness_note=corr.note, correctness_method=corr.method_line() or None,
+            eager_max_abs=corr.eager_max_abs)
 
 
 def read_measurement(folder: str | Path) -> Measurement | None:

@@ -1,7 +1,8 @@
-"""Verify the win, in the capture child: correctness, steady-state latency, kernel counts, per-kernel cost.
+"""Verify the win, in the capture child: steady-state latency, kernel counts, per-kernel cost, correctness.
 
 Called by `child.py` after the capture when `--measure` is on. torch is passed in (the child
 imports it); nothing here imports streamlit, plotly or the generated output_code.py.
+Correctness is `correctness.py` (PyTorch's accuracy-harness rules, randomness made equal).
 Timing follows `triton.testing.do_bench` on a GPU: L2 flushed before every call, CUDA events
 around each call, one synchronize at the end; on a CPU, wall time around each call.
 """
@@ -15,6 +16,7 @@ import time
 from pathlib import Path
 
 from compile_viz.capture import kernel_costs
+from compile_viz.capture.correctness import check_correctness
 from compile_viz.measurements import Measurement
 
 MIN_CALLS = 50
@@ -24,9 +26,6 @@ CPU_CAP_S = 30.0  # a CPU model slower than CPU_CAP_S / MIN_CALLS a call gets fe
 WARMUP_S = 0.2
 PROFILE_STEPS = 3
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # what do_bench zeroes before each call
-# (rtol, atol) by the dtype the math runs in
-TOLERANCES = {"float32": (1e-3, 1e-3), "float64": (1e-7, 1e-7), "float16": (1e-2, 1e-2),
-              "bfloat16": (5e-2, 5e-2)}
 
 
 def make_step(torch, fn, settings: dict, loss_fn):
@@ -49,66 +48,9 @@ def _grad_tensors(torch, model, args) -> list:
     return [t for t in params + [a for a in args if isinstance(a, torch.Tensor)] if t.requires_grad]
 
 
-def _flatten(torch, out) -> list:
-    if isinstance(out, torch.Tensor):
-        return [out]
-    if isinstance(out, dict):
-        out = list(out.values())
-    if isinstance(out, (list, tuple)):
-        return [t for o in out for t in _flatten(torch, o)]
-    return []
-
-
 def _reset_grads(tensors) -> None:
     for t in tensors:
         t.grad = None
-
-
-# --------------------------------------------------------------------------- correctness
-
-
-def check_correctness(torch, model, eager_step, compiled_step, args, settings: dict) -> dict:
-    """Return eager vs compiled max errors (outputs, and gradients for a training step) and pass/fail."""
-    grads = _grad_tensors(torch, model, args) if settings["train"] else []
-
-    def run(step):
-        _reset_grads(grads)
-        torch.manual_seed(0)
-        outs = [t.detach().clone() for t in _flatten(torch, step(args))]
-        return outs, [None if t.grad is None else t.grad.detach().clone() for t in grads]
-
-    (eo, eg), (co, cg) = run(eager_step), run(compiled_step)
-    _reset_grads(grads)
-    compute = settings.get("autocast_dtype")
-    checks = [_compare(torch, f"output {i}", e, c, compute) for i, (e, c) in enumerate(zip(eo, co, strict=False))]
-    checks += [_compare(torch, f"grad {i}", e, c, compute) for i, (e, c) in enumerate(zip(eg, cg, strict=False))
-               if e is not None and c is not None]
-    if len(eo) != len(co):
-        checks.append({"what": "outputs", "ok": False, "note": f"{len(eo)} eager outputs, {len(co)} compiled"})
-    worst = max(checks, key=lambda c: (not c["ok"], c.get("max_abs", 0.0)), default=None)
-    return {"ok": all(c["ok"] for c in checks), "compared": len(checks), "checks": checks[:64],
-            "max_abs": max((c.get("max_abs", 0.0) for c in checks), default=0.0),
-            "max_rel": max((c.get("max_rel", 0.0) for c in checks), default=0.0),
-            "worst": worst and worst["what"], "grads_compared": bool(grads)}
-
-
-def _compare(torch, what: str, e, c, compute_dtype: str | None) -> dict:
-    row = {"what": what, "shape": list(e.shape), "dtype": str(e.dtype).removeprefix("torch.")}
-    if e.shape != c.shape:
-        return {**row, "ok": False, "note": f"shape {list(e.shape)} vs {list(c.shape)}"}
-    if not (e.is_floating_point() or e.is_complex()):
-        return {**row, "ok": bool(torch.equal(e, c)), "max_abs": float((e != c).sum()), "max_rel": 0.0}
-    rtol, atol = TOLERANCES.get(compute_dtype or row["dtype"], TOLERANCES["float32"])
-    e64, c64 = e.detach().double(), c.detach().double()
-    diff = (e64 - c64).abs().nan_to_num(nan=float("inf"))
-    both_nan = e64.isnan() & c64.isnan()
-    diff = torch.where(both_nan, torch.zeros_like(diff), diff)
-    max_abs = float(diff.max()) if diff.numel() else 0.0
-    ref = float(e64.abs().nan_to_num(0.0).max()) if e64.numel() else 0.0
-    ok = bool(torch.isclose(c64, e64, rtol=rtol, atol=atol, equal_nan=True).all())
-    # relative to the largest reference value: stable where elementwise |ref| is near zero
-    return {**row, "ok": ok, "max_abs": max_abs, "max_rel": max_abs / ref if ref > 0 else max_abs,
-            "rtol": rtol, "atol": atol}
 
 
 # --------------------------------------------------------------------------- latency
@@ -333,9 +275,6 @@ def run_measurement(torch, *, model, compiled, calls, settings: dict, loss_fn, r
             full["errors"].append(f"{name}: {type(e).__name__}: {e}"[:400])
             return None
 
-    emit("measuring", "correctness: eager vs compiled")
-    full["correctness"] = section("correctness", lambda: check_correctness(
-        torch, model, eager_step, compiled_step, args, settings))
     emit("measuring", "steady-state latency")
     full["eager"] = {"latency": section("eager latency", lambda: time_calls(torch, eager_step, args, device, grads=grads))}
     full["compiled"] = {"latency": section("compiled latency",
@@ -350,6 +289,12 @@ def run_measurement(torch, *, model, compiled, calls, settings: dict, loss_fn, r
                 full["kernels"] = section("per-kernel attribution", lambda records=records, steps=prof["steps"]:
                                           kernel_costs.attribute(records, load_graphs(run_dir / "debug"),
                                                                  steps=steps))
+    _reset_grads(grads)
+    # after the timing, so that the check's own compile (if any) cannot touch what was timed
+    emit("measuring", "correctness: eager vs compiled, same seed")
+    full["correctness"] = section("correctness", lambda: check_correctness(
+        torch, model=model, compiled=compiled, args=args, settings=settings, emit=emit,
+        make_step=lambda fn, s: make_step(torch, fn, s, loss_fn)))
     _reset_grads(grads)
     peak = kernel_costs.peak_bandwidth_gbps(hardware.get("gpu")) if _is_cuda(device) else None
     full["bandwidth"] = {"peak_gbps": peak, "peak_source": "data sheet table" if peak else None,

@@ -87,7 +87,8 @@ def verdict(summary: MeasureSummary) -> tuple[str, str]:
     """Return (word, sentence): whether compiling paid off, from meta.json's `measure` summary."""
     s = summary.speedup
     if summary.ok is False:
-        return "mismatch", "Compiled outputs differ from eager beyond the tolerance: check before trusting the speed."
+        return "mismatch", ("Compiled results are wrong: they differ from eager beyond what PyTorch's accuracy "
+                            "harness allows. Check before trusting the speed.")
     if s is None:
         return "unknown", "No steady-state timing was recorded."
     e, c = _ms(summary.eager_median_ms), _ms(summary.compiled_median_ms)
@@ -104,10 +105,8 @@ def summary_html(summary: MeasureSummary | None) -> str:
         return "<div>This run was captured without measurement (capture with --measure).</div>"
     word, sentence = verdict(summary)
     color = {"faster": "#2a9d8f", "slower": "#e76f51", "mismatch": "#d62828"}.get(word, "#6c757d")
-    corr = summary.ok
     rows = [
-        ("Outputs", "match" if corr else ("differ" if corr is False else "not compared"),
-         f"max abs error {summary.max_abs or 0:.2g}, relative {summary.max_rel or 0:.2g}"),
+        ("Correctness", correctness_word(summary), _error_text(summary)),
         ("Steady state", f"{_ms(summary.eager_median_ms)} → {_ms(summary.compiled_median_ms)}",
          "median per call, warm-up discarded"),
         ("Kernels per call", f"{_num(summary.eager_kernels_per_call)} → "
@@ -117,9 +116,31 @@ def summary_html(summary: MeasureSummary | None) -> str:
     body = "".join(f"<tr><th style='text-align:left;padding-right:10px'>{escape(a)}</th><td>{escape(b)}</td>"
                    f"<td style='color:#6c757d;padding-left:10px'>{escape(c)}</td></tr>" for a, b, c in rows)
     device = escape(str(summary.device_name or summary.device or ""))
+    note = ""
+    if summary.correctness_note and summary.correctness in ("wrong", "not comparable"):
+        tone = "#d62828" if summary.correctness == "wrong" else "#b5830f"
+        note = f"<div style='color:{tone};font-size:13px;margin-top:4px'>{escape(summary.correctness_note)}</div>"
+    method = (f"<div style='color:#6c757d;font-size:12px'>Checked with: {escape(summary.correctness_method)}</div>"
+              if summary.correctness_method else "")
     return (f"<div style='font-size:14px'><div style='font-weight:600;color:{color}'>{escape(sentence)}</div>"
-            f"<table style='font-size:13px;margin-top:4px'>{body}</table>"
+            f"{note}<table style='font-size:13px;margin-top:4px'>{body}</table>{method}"
             f"<div style='color:#6c757d;font-size:12px'>{device}</div></div>")
+
+
+def correctness_word(summary: MeasureSummary) -> str:
+    """Return "ok", "wrong", "not comparable: …" or "not compared" for a run's correctness check."""
+    if summary.correctness == "not comparable":
+        return "not comparable: the model draws random numbers"
+    if summary.correctness in ("ok", "wrong"):
+        return summary.correctness
+    return {True: "ok", False: "wrong"}.get(summary.ok, "not compared")
+
+
+def _error_text(summary: MeasureSummary) -> str:
+    err = f"max abs error {summary.max_abs or 0:.2g}, relative {summary.max_rel or 0:.2g}"
+    if summary.eager_max_abs is not None:
+        return f"{err} against the float64 reference (eager's own: {summary.eager_max_abs:.2g})"
+    return f"{err} against eager"
 
 
 def _num(v) -> str:

@@ -27,6 +27,32 @@ def build_gpt2(device, dtype):
     return _gpt2().to(device, dtype)
 
 
+def build_gpt2_planted(device, dtype):
+    """GPT-2 whose compiled path differs on purpose: under torch.compile, half of the rows of
+    transformer.h.1.attn.c_attn.weight get no gradient (the forward values stay exactly the same)."""
+    model = _gpt2().to(device, dtype)
+    plant_dropped_grad(model.transformer.h[1].attn.c_attn)
+    return model
+
+
+def plant_dropped_grad(conv1d) -> None:
+    """A real error, in compiled code only: w - (w - w.detach()) * mask equals w, but its gradient
+    is zero where mask is 1 (the first half of the rows). A subclass, so a deep copy keeps it."""
+    import torch
+
+    class PlantedConv1D(type(conv1d)):
+        def forward(self, x):
+            w = self.weight
+            if torch.compiler.is_compiling():
+                rows = torch.arange(w.shape[0], device=w.device)
+                mask = (rows < w.shape[0] // 2).to(w.dtype)[:, None]
+                w = w - (w - w.detach()) * mask
+            out = torch.addmm(self.bias, x.view(-1, x.size(-1)), w)
+            return out.view(x.size()[:-1] + (self.nf,))
+
+    conv1d.__class__ = PlantedConv1D
+
+
 def gpt2_inputs(device, dtype):
     import torch
 
@@ -87,6 +113,10 @@ NOTE = "A third-party model built from a small config (no weights)."
 GPT2_TRAIN = SampleSpec(name="gpt2_train", title="transformers GPT-2, training step", teaching_note=NOTE,
                         build=build_gpt2, example_inputs=gpt2_inputs, supports_training=True,
                         default_train=True)
+GPT2_PLANTED = SampleSpec(name="gpt2_planted", title="transformers GPT-2 with a planted gradient error",
+                          teaching_note="The compiled path drops half of one weight's gradient on purpose.",
+                          build=build_gpt2_planted, example_inputs=gpt2_inputs, supports_training=True,
+                          default_train=True)
 GPT2_DYNAMIC = SampleSpec(name="gpt2_dynamic", title="transformers GPT-2, dynamic sequence length",
                           teaching_note=NOTE, build=build_gpt2, example_inputs=gpt2_inputs,
                           input_sets=gpt2_dynamic_inputs, default_dynamic=True)
