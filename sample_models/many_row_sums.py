@@ -1,6 +1,6 @@
-"""70 scaled row sums of one input, written as 70 separate reductions: Inductor refuses to fuse
-the ones far apart ("too far away"), so they land in several kernels. Written as one reduction
-over a stacked weight, the same result is one kernel."""
+"""70 scaled row sums of one input, written as 70 separate reductions and a stack: on the GPU
+Inductor refuses to fuse them past `max_fusion_size` ("exceeds max fusion"), so they land in
+dozens of kernels. Written as one reduction over a stacked weight, the same result is one kernel."""
 
 from sample_models import SampleSpec
 
@@ -27,13 +27,15 @@ SPEC = SampleSpec(
     name="many_row_sums",
     title="70 row sums: a refusal you can fix",
     teaching_note=(
-        "Seventy reductions that all read `x`: Inductor fuses neighbours into shared kernels, but refuses "
-        "pairs more than 64 nodes apart in the program's order (**too far apart**: fusing them would keep "
-        "buffers alive across everything in between and raise peak memory), so the sums end up in several "
-        "kernels that each read `x` again. Open *Why not fused?* and the refusals by reason to see every "
-        "refused pair. What you can change: write the sums as one reduction over a stacked scale, "
-        "`(x[:, None, :] * torch.arange(1, 71)[:, None]).sum(-1)`, and Inductor makes one kernel that reads "
-        "`x` once; or keep the code and accept the extra reads (each kernel is cheap here)."
+        "Seventy reductions that all read `x`, then a `stack`: 141 scheduler nodes. On the GPU Inductor "
+        "fuses each scaled sum, then wants to put them together with the `stack` that reads them all, and "
+        "refuses every such pair: **exceeds max fusion**, the fused node would hold more than "
+        "`max_fusion_size` (64) nodes. So about seventy kernels run, each reading `x` again. Open *Why not "
+        "fused?* and *Refusals by reason* to see the pairs. What you can change: raise the limit "
+        "(`--option max_fusion_size=256` on the Compile page or the CLI) and compare the kernel count, or "
+        "write the sums as one reduction over a stacked scale, "
+        "`(x[:, None, :] * torch.arange(1, 71)[:, None]).sum(-1)`: one kernel that reads `x` once. "
+        "(On the CPU the C++ backend already runs them in one loop nest.)"
     ),
     build=build,
     example_inputs=example_inputs,

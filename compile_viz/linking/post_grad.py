@@ -53,6 +53,10 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                 sets[i], evidence[i] = found, STRUCTURE
             elif hinted := {n for n in la.comments.source_nodes if n in known}:
                 sets[i], evidence[i] = hinted, COMMENTS
+            elif template and any(known[n].target.startswith("aten.cat.") for n in template):
+                # a later launch of a kernel that writes its slice of one `cat` (a `stack` of many
+                # sums): Inductor gives every such launch the cat's origins, the same nodes
+                sets[i], evidence[i] = set(template), COMMENTS
             else:  # no comments at all (C++ kernels): what this launch can compute from what is done
                 sets[i], evidence[i] = closure.next_kernel(i), ORDER
                 if not sets[i]:  # a copy of a graph input (a cast, a layout) with no node of its own
