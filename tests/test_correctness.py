@@ -143,6 +143,17 @@ def test_output_paths():
     assert [p for p, _ in correctness.flatten(torch, (t, {"a": t}))] == ["output[0]", "output[1].a"]
 
 
+def test_the_cli_says_the_verdict_before_the_run_folder():
+    from compile_viz.capture.cli import measure_line
+
+    assert measure_line({}) is None
+    line = measure_line({"measure": {"ok": None, "correctness": "not comparable", "speedup": 1.5,
+                                     "correctness_note": "not comparable: the model draws random numbers (x)"}})
+    assert line == "measured: correctness not comparable: the model draws random numbers (x); speedup 1.50x " \
+                   "(details in measure.json)"
+    assert measure_line({"measure": {"ok": True}}).startswith("measured: correctness ok; speedup unknown")
+
+
 def test_records_summary_and_panel_say_what_failed():
     first = {"what": "grad of transformer.h.1.attn.c_attn.weight", "ok": False, "rule": "rmse vs float64",
              "index": [3, 7], "eager": 0.5, "compiled": 0.0, "fp64": 0.5, "hint": "look <here>"}
@@ -172,7 +183,9 @@ def test_gpt2_with_dropout_and_a_planted_error_names_only_the_parameter(tmp_path
     proc = compile_viz_cli("capture", "tests/third_party/models.py:GPT2_PLANTED", "--device", "cpu", "--measure",
                            "--home", str(tmp_path / "home"))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    run = Path(proc.stdout.strip().splitlines()[-1])
+    *_, said, last = proc.stdout.strip().splitlines()
+    assert said.startswith("measured: correctness wrong: grad of transformer.h.1.attn.c_attn.weight: worst at [")
+    run = Path(last)
     meta = json.loads((run / "meta.json").read_text())
     measure = meta["measure"]
     assert measure["correctness"] == "wrong" and measure["ok"] is False

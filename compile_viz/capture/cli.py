@@ -15,6 +15,7 @@ from compile_viz.capture.options import DEFAULT_TIMEOUT_S, DTYPES, MODES, Captur
 from compile_viz.capture.protocol import Progress
 from compile_viz.capture.runner import capture
 from compile_viz.capture.userfile import ModelRefError, resolve_model_ref
+from compile_viz.measurements import MeasureSummary
 from compile_viz.store import Run, RunStore, StoreError
 
 
@@ -109,8 +110,24 @@ def cmd_capture(args) -> int:
     run = capture_interruptibly(args.model, options, store)
     if not run.ok:
         print(f"compile-viz: capture failed: {run.reason}", file=sys.stderr)
+    elif line := measure_line(run.meta):
+        print(line)
     print(run.path)
     return 0 if run.ok else 1
+
+
+def measure_line(meta: dict) -> str | None:
+    """Return "measured: correctness …; speedup …" from meta.json's `measure`, or None when not measured."""
+    s = MeasureSummary.from_json(meta.get("measure"))
+    if s is None:
+        return None
+    verdict = s.correctness or "not compared"
+    if s.correctness == "wrong" and s.correctness_note:
+        verdict = f"wrong: {s.correctness_note}"
+    elif s.correctness == "not comparable" and s.correctness_note:
+        verdict = s.correctness_note
+    speed = f"{s.speedup:.2f}x" if s.speedup else "unknown"
+    return f"measured: correctness {verdict}; speedup {speed} (details in measure.json)"
 
 
 def cmd_capture_all(args) -> int:
