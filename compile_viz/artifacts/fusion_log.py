@@ -13,6 +13,7 @@ compile runs the fusion loop once, from round 1).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from compile_viz.artifacts.model import FusionDecisions, FusionLog, FusionPair, FusionRound, ParseWarning
 from compile_viz.artifacts.text import read_artifact
@@ -25,6 +26,7 @@ FUSING = re.compile(r"^fusing (\w+) with (\w+)\s*$")
 REFUSED = re.compile(r"^cannot fuse (\w+) with (\w+): (.*)$")
 FUSION_DONE = re.compile(r"^=+ fusion complete \((\d+) iterations?\) =+\s*$")
 DECISION_WORDS = ("fusing ", "cannot fuse ", "completed fusion round", "=====")
+BARE_STARTS = (GRAPH_MARK, *DECISION_WORDS)  # a graph mark, or a message saved without torch's prefix
 
 # Reason kinds: (how the reason text starts, its key). Inductor's reasons are a fixed set of
 # format strings (WhyNoFuse calls in torch/_inductor); the explanations are in render/notes.py.
@@ -67,6 +69,7 @@ REASON_KINDS = (
 )
 
 
+@lru_cache(maxsize=1024)
 def reason_kind(reason: str) -> str:
     """The short key of a refusal reason; an unknown reason gets one made from its words."""
     for start, kind in REASON_KINDS:
@@ -92,9 +95,27 @@ def parse_fusion_log(data: bytes | str, *, path: str) -> FusionLog:
     """Return the decisions of every graph in a fusion log; never raises on content."""
     text, warnings = read_artifact(data, path)
     builder = _Builder(path, warnings)
+    line, fast = builder.line, builder.fast
     for lineno, raw in enumerate(text.splitlines(), 1):
-        builder.line(lineno, raw)
+        # most lines are the candidate dumps of each round: substring tests skip them
+        if "] cannot fuse " in raw or "] fusing " in raw:
+            m = FAST.match(raw)
+            if m is not None:
+                fast(lineno, m)
+            else:
+                line(lineno, raw)
+        elif ("attempting fusion" in raw or "completed fusion" in raw or "fusion complete" in raw
+              or raw.startswith(BARE_STARTS)):
+            line(lineno, raw)
     return FusionLog(path, builder.finish(), tuple(warnings))
+
+
+# The two lines that make up most of a log, prefix and all, in one match (the rest goes through
+# `_Builder.line`): a refusal and a fusion, inside a round and after the compile id was seen.
+FAST = re.compile(
+    r"[VIWEDC]\d{4} [\d:.]+ +\d+ [^\]]*\] \[\d+/\d+[^\]]*\] (?:\[[^\]]*\] )?"
+    r"(?:(?P<refused>cannot fuse (\w+) with (\w+): (.*))|(?P<fused>fusing (\w+) with (\w+)\s*$))"
+)
 
 
 class _Builder:
@@ -127,6 +148,19 @@ class _Builder:
         if not msg.startswith(DECISION_WORDS):
             return  # a candidate dump, "found N possible fusions", another logger's line
         self._decision(lineno, msg.rstrip(), m.group(1) if m is not None else None)
+
+    def fast(self, lineno: int, m: re.Match) -> None:
+        """A FAST match: a refusal or a fusion (the compile id is already known, or set by `line`)."""
+        if not self.rounds:
+            self.line(lineno, m.string)
+            return
+        r = self.rounds[-1][0]
+        if m.lastgroup == "refused":
+            first, second, reason = m.group(2, 3, 4)
+            self.refused.append(FusionPair(r, first, second, "", reason, reason_kind(reason), lineno))
+        else:
+            first, second = m.group(6, 7)
+            self.fused.append(FusionPair(r, first, second, f"{first}_{second}", "", "", lineno))
 
     def _decision(self, lineno: int, msg: str, compile_id: str | None) -> None:
         if (m := FUSING.match(msg)) is not None:
