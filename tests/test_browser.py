@@ -146,3 +146,58 @@ def test_main_flow_in_chromium(server):
         browser.close()
     print(f"\nbrowser: {name}/{graph}: first view {first:.2f} s, select a kernel {select_s:.2f} s, "
           f"then another {select2_s:.2f} s, re-view (reload, cached) {again:.2f} s")
+
+
+def refused_pair(zip_path: Path) -> tuple[str, str, str, str]:
+    """(graph, label of launch a, label of launch b, reason kind) of two launches Inductor refused to fuse."""
+    from compile_viz.linking import build_index
+    from compile_viz.linking.fusion import why_separate
+    from compile_viz.render.fusion import launch_label
+
+    for g in parse_path(str(zip_path)).graphs:
+        if g.fusion_decisions is None:
+            continue
+        idx = build_index(g)
+        for a in range(len(idx.launches)):
+            for b in range(a + 1, len(idx.launches)):
+                refused = [p for p in why_separate(g, idx, g.fusion_decisions, a, b).pairs if not p.result]
+                if refused:
+                    return g.id, launch_label(idx, a), launch_label(idx, b), refused[0].kind
+    raise AssertionError(f"no refused pair in {zip_path}")
+
+
+def pick(page, label: str, option: str) -> None:
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text=label)
+    box.click()
+    page.keyboard.type(option)
+    page.keyboard.press("Enter")
+
+
+def test_why_not_fused_in_chromium(server):
+    """Pick two kernels of a bundled run that Inductor refused to fuse; the reason is on the page."""
+    _require(Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    _require(shutil.which("dot") is not None, "no Graphviz `dot` (apt-get install graphviz)")
+    from playwright.sync_api import sync_playwright
+
+    url, _, _ = server
+    name = "many_row_sums"
+    zip_path = REPO / "sample_runs" / f"{name}.zip"
+    _require(zip_path.is_file(), f"no bundled {zip_path.name}")
+    graph, first, second, kind = refused_pair(zip_path)
+    OUT.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1400})
+        page.goto(f"{url}/?run=bundled:{name}&graph={graph}")
+        page.wait_for_selector(".cv-graph svg", state="attached", timeout=60_000)
+        page.locator("summary").filter(has_text="Why not fused? Inductor").first.click()
+        page.wait_for_selector('[data-testid="stSelectbox"]:has-text("First kernel")', timeout=30_000)
+        pick(page, "First kernel", first)
+        page.wait_for_timeout(1500)
+        pick(page, "Second kernel", second)
+        words = kind.replace("_", " ")
+        page.wait_for_selector(f"text=/refused .*{words}/i", timeout=30_000)
+        assert "why=" in page.url
+        page.get_by_text(words).first.scroll_into_view_if_needed()
+        page.screenshot(path=str(OUT / "why_not_fused.png"), full_page=True)
+        browser.close()

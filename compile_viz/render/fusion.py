@@ -28,10 +28,20 @@ def launch_label(index: GraphIndex, i: int) -> str:
 def pairs_html(pairs: tuple[FusionPair, ...] | list[FusionPair], *, height_px: int = 300) -> str:
     """One row per pair: round, the two nodes, fused into / refused because."""
     rows = []
+    seen: dict[tuple, int] = {}  # Inductor weighs the same pair again within a round: one row, a count
+    unique = []
     for p in pairs:
+        key = (p.round, p.first, p.second, p.result, p.reason)
+        if key not in seen:
+            unique.append(p)
+        seen[key] = seen.get(key, 0) + 1
+    for p in unique:
+        times = seen[(p.round, p.first, p.second, p.result, p.reason)]
         verdict = (f'<span style="color:#1e7d32">fused into</span> <code>{escape(_short(p.result))}</code>'
                    if p.result else f'<span style="color:{BAR}">refused</span>: {escape(p.reason)} '
                    f'<span style="color:#777">({escape(p.kind)})</span>')
+        if times > 1:
+            verdict += f' <span style="color:#777">×{times}</span>'
         rows.append(f"<tr><td {_TD}>{p.round}</td><td {_TD}><code>{escape(_short(p.first))}</code></td>"
                     f"<td {_TD}><code>{escape(_short(p.second))}</code></td><td {_TD}>{verdict}</td></tr>")
     head = (f"<tr><th {_TD}>round</th><th {_TD}>first</th><th {_TD}>second</th><th {_TD}>decision</th></tr>")
