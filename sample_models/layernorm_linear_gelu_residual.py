@@ -33,7 +33,9 @@ SPEC = SampleSpec(
         "The layer norm is a reduction over the last dimension and becomes one kernel that "
         "computes mean and variance and normalises in one pass (upcasting fp16 to fp32 inside "
         "the kernel). The linear is an extern GEMM; bias add, GELU and the residual add fuse into "
-        "one pointwise kernel after it."
+        "one pointwise kernel after it. Why not one kernel for the norm and the GELU? Open *Why not "
+        "fused?* and pick those two: Inductor weighed them and refused (**intermediate nodes**): the "
+        "GEMM sits between them, and a library call cannot be fused through."
     ),
     build=build,
     example_inputs=example_inputs,

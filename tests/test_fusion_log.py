@@ -219,3 +219,15 @@ def test_names_and_reasons_from_the_log_are_escaped(cpu_run):
     idx = build_index(g)
     answer = why_separate(g, idx, g.fusion_decisions, 0, 1)
     assert why_markdown(answer, idx)  # kernel names in backticks: code spans, shown as text
+
+
+def test_the_gemm_between_two_refused_kernels_is_named():
+    """layernorm_linear_gelu_residual (bundled, H100): the norm and the GELU kernels were refused
+    ('intermediate nodes'); the addmm between them is named, as the sample's note says."""
+    (g,) = parse_path(str(SAMPLE_RUNS / "layernorm_linear_gelu_residual.zip")).graphs
+    if g.fusion_decisions is None:
+        pytest.skip("this bundled run has no fusion log")
+    idx = build_index(g)
+    answer = why_separate(g, idx, g.fusion_decisions, 0, 2)
+    assert {p.kind for p in answer.pairs} == {"intermediate_nodes"}
+    assert [idx.launches[c].kernel for c in answer.between] == ["extern_kernels.addmm"]

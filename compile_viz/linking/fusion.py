@@ -32,6 +32,7 @@ class WhySeparate:
     pairs: tuple[FusionPair, ...]  # every pair Inductor considered between their members, in log order
     never: str  # when no pair was considered: why that happens here, in plain words; else ""
     same_kernel: bool  # a and b launch one fused node (the same group): nothing was refused
+    between: tuple[int, ...] = ()  # launches that run between them on a path from one to the other
 
 
 def launch_members(index: GraphIndex, launch: int) -> set[str]:
@@ -54,7 +55,29 @@ def why_separate(graph: GraphParse, index: GraphIndex, decisions: FusionDecision
     if left and left == right:
         return WhySeparate(a, b, (), "", True)
     pairs = pairs_between(decisions, left, right)
-    return WhySeparate(a, b, pairs, "" if pairs else _never(graph, index, a, b), False)
+    between = _between(graph, min(a, b), max(a, b)) if any(p.kind == "intermediate_nodes" for p in pairs) else ()
+    return WhySeparate(a, b, pairs, "" if pairs else _never(graph, index, a, b), False, between)
+
+
+def _between(graph: GraphParse, a: int, b: int) -> tuple[int, ...]:
+    """Launches after a and before b that touch a buffer of a's and a buffer of b's: the
+    intermediate nodes that kept a and b apart (one step of the path; enough to name them)."""
+    oc = graph.output_code
+    launches = oc.launches if oc else ()
+    if b >= len(launches):
+        return ()
+    same = {x.name: x.reused_from for x in oc.allocations if x.kind == "reuse" and x.reused_from}
+
+    def roots(i: int) -> set[str]:  # a reused buffer is its first name (`buf5 = buf4; del buf4  # reuse`)
+        out = set()
+        for name in launches[i].buffers:
+            while name in same:
+                name = same[name]
+            out.add(name)
+        return out
+
+    first, last = roots(a), roots(b)
+    return tuple(c for c in range(a + 1, b) if roots(c) & first and roots(c) & last)
 
 
 def _never(graph: GraphParse, index: GraphIndex, a: int, b: int) -> str:

@@ -59,6 +59,8 @@ def why_markdown(answer: WhySeparate, index: GraphIndex) -> str:
     kinds = sorted({p.kind for p in refused})
     text = (f"Inductor weighed {len(answer.pairs)} pair(s) between {a} and {b} and refused "
             f"{len(refused)}: " + ", ".join(f"**{k.replace('_', ' ')}**" for k in kinds) + ".")
+    if answer.between:
+        text += " In between: " + ", ".join(f"`{launch_label(index, c)}`" for c in answer.between) + "."
     return text + "\n\n" + "\n\n".join(reason_note(k) for k in kinds)
 
 
@@ -69,6 +71,8 @@ def why_text(graph: GraphParse, answer: WhySeparate, index: GraphIndex) -> str:
         lines.append("  the same fused node: nothing was refused between them")
     elif not answer.pairs:
         lines.append(f"  never considered as a pair: {answer.never}")
+    if answer.between:
+        lines.append("  in between: " + ", ".join(launch_label(index, c) for c in answer.between))
     for p in answer.pairs:
         verdict = f"fused into {p.result}" if p.result else f"refused ({p.kind}): {p.reason}"
         lines.append(f"  round {p.round}: {p.first} with {p.second}: {verdict}")

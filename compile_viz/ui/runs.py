@@ -52,6 +52,20 @@ class RunInfo:
         return path.parent if path.name == "debug" and (path.parent / "meta.json").is_file() else None
 
 
+def teaching_note(meta: dict) -> str:
+    """A run's teaching note: for a bundled sample, the sample's current note (our text, kept up to
+    date with what its captures show); for any other run, the note stored with it."""
+    ref = meta.get("model_ref") or {}
+    if ref.get("kind") == "sample":
+        try:
+            from sample_models import get_sample
+
+            return get_sample(ref.get("name", "")).teaching_note
+        except KeyError:
+            pass
+    return str(meta.get("teaching_note") or "")
+
+
 def default_run_key(store: RunStore) -> str | None:
     """Return the latest complete run in the store, else the first bundled run (gpt_small first)."""
     latest = store.list_runs(status="complete", limit=1)

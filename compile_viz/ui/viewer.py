@@ -14,7 +14,7 @@ from compile_viz.store import StoreError
 from compile_viz.ui import loaders, panes, state
 from compile_viz.ui.fusion_panel import fusion_panel
 from compile_viz.ui.perf_panel import kernel_cost_caption, perf_panel
-from compile_viz.ui.runs import default_run_key
+from compile_viz.ui.runs import default_run_key, teaching_note
 
 COLLAPSE_ABOVE = 300  # nodes: above this a graph opens collapsed, one box per launch
 VIEWS = {POST_GRAD: "post-grad graph", AOT: "AOT graph"}
@@ -44,9 +44,10 @@ def page() -> None:
         n = len(parse.graphs)
         st.caption(f"Compiled before the failure: {n} graph{'s' if n != 1 else ''}. What Inductor would have "
                    "compiled after the failure (a backward, say) is not here.")
-    if info.meta.get("teaching_note"):
+    note = teaching_note(info.meta)
+    if note:
         with st.expander("About this model"):
-            st.markdown(info.meta["teaching_note"])
+            st.markdown(note)
     graph = _graph_selector(parse)
     index = loaders.load_index(key, graph.id)
     _cards(info.meta, parse, graph, index)
