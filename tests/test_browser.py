@@ -201,3 +201,34 @@ def test_why_not_fused_in_chromium(server):
         page.get_by_text(words).first.scroll_into_view_if_needed()
         page.screenshot(path=str(OUT / "why_not_fused.png"), full_page=True)
         browser.close()
+
+
+def test_comparison_link_in_chromium(server):
+    """A comparison link (?run=A&compare=B) shows both runs' numbers and graphs coloured by class:
+    the H100 pair before/after a matmul that splits one fusion (tests/fixtures/compare/)."""
+    _require(Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    _require(shutil.which("dot") is not None, "no Graphviz `dot` (apt-get install graphviz)")
+    from playwright.sync_api import sync_playwright
+
+    from compile_viz.render.compare import class_color
+
+    url, _, _ = server
+    pairs = REPO / "tests" / "fixtures" / "compare"
+    a, b = pairs / "split_before.zip", pairs / "split_after.zip"
+    OUT.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1400})
+        page.goto(f"{url}/?run=path:{a}&compare=path:{b}")
+        page.wait_for_selector(".cv-compare-rows", state="attached", timeout=60_000)
+        page.wait_for_selector(".cv-compare-rows >> nth=1", state="attached", timeout=60_000)
+        rows = "\n".join(page.locator(".cv-compare-rows").all_inner_texts())
+        assert "graphs" in rows and "kernels" in rows and "+1" in rows  # both runs' numbers, with deltas
+        page.wait_for_selector(".cv-graph svg", state="attached", timeout=60_000)
+        assert page.locator(".cv-graph svg").count() >= 2  # A's graph and B's
+        svg = "".join(page.locator(".cv-graph svg").evaluate_all("els => els.map(e => e.outerHTML)"))
+        assert class_color("split").lower() in svg.lower()  # a launch filled by its class
+        assert page.locator(".cv-match").count() == 2  # the split group and the new matmul
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(OUT / "compare_split_fusion.png"), full_page=True)
+        browser.close()

@@ -192,3 +192,32 @@ def test_render_escapes_and_recolours():
         dot = recolour_dot(fx_dot(graph.aot_graph, index, GraphView(graph="aot_graph", collapsed=collapsed)),
                            {0: "moved", 1: "split"})
         assert dot.count(class_color("moved")) == 1 and dot.count(class_color("split")) == 1
+
+
+GPU_PAIRS = ROOT / "tests" / "fixtures" / "compare"  # H100 captures: scripts/capture-compare-pairs.sh
+
+
+def test_gpu_fp32_vs_bf16_matches_every_kernel_one_to_one():
+    """On the H100, fp32 puts the bias in the GELU kernel (extern mm) and bf16 keeps it in an extern
+    addmm: read by hand, still the same three steps (norm, the GEMM, the pointwise epilogue)."""
+    diff = diff_runs(load_side(str(GPU_PAIRS / "layernorm_fp32.zip")), load_side(str(GPU_PAIRS / "layernorm_bf16.zip")))
+    assert_every_launch_once(diff)
+    (gm,) = diff.graphs
+    assert [g.cls for g in gm.groups] == [SAME, SAME, SAME]
+    norm = gm.groups[0]
+    assert norm.a[0].kernel == norm.b[0].kernel == "triton_per_fused_native_layer_norm_0"
+    gemm = gm.groups[1]
+    assert (gemm.a[0].kernel, gemm.b[0].kernel) == ("extern_kernels.mm", "extern_kernels.addmm")
+
+
+def test_gpu_a_matmul_between_pointwise_ops_splits_the_fusion():
+    diff = diff_runs(load_side(str(GPU_PAIRS / "split_before.zip")), load_side(str(GPU_PAIRS / "split_after.zip")))
+    assert_every_launch_once(diff)
+    (gm,) = diff.graphs
+    assert sorted(g.cls for g in gm.groups) == ["only_in_b", "split"]
+    split = next(g for g in gm.groups if g.cls == "split")
+    assert [r.kernel for r in split.a] == ["triton_poi_fused_add_gelu_mul_0"]
+    assert [r.kernel for r in split.b] == ["triton_poi_fused_gelu_0", "triton_poi_fused_add_mul_1"]
+    assert {"erf", "add"} <= set(split.fx_nodes)
+    new = next(g for g in gm.groups if g.cls == "only_in_b")
+    assert [r.kernel for r in new.b] == ["extern_kernels.mm"]
