@@ -8,11 +8,18 @@ import re
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
-from test_app_fixtures import REPO, failed_run, make_bundled, need_corpus, store_run
+from test_app_fixtures import (
+    REPO,
+    failed_run,
+    fresh_store,
+    make_bundled,
+    need_corpus,
+    no_errors,
+    run_app,
+    store_run,
+)
 
-from compile_viz.store import RunStore
-
-APP = str(REPO / "app.py")
+APP = REPO / "app.py"
 
 
 @pytest.fixture(scope="module")
@@ -23,27 +30,12 @@ def bundled(tmp_path_factory):
 
 @pytest.fixture
 def env(tmp_path, bundled, monkeypatch):
-    """An empty store and the corpus-built bundled runs; caches cleared (they outlive a script run)."""
-    monkeypatch.setenv("COMPILE_VIZ_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("COMPILE_VIZ_SAMPLE_RUNS", str(bundled))
-    monkeypatch.setenv("COMPILE_VIZ_WARM", "0")  # no warm capture child behind page tests (test_capture_warm covers it)
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield RunStore(tmp_path / "home")
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    """An empty store and the corpus-built bundled runs (test_capture_warm covers the warm child)."""
+    yield from fresh_store(tmp_path / "home", bundled, monkeypatch)
 
 
 def app(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def no_errors(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    return run_app(APP, **params)
 
 
 def html(at: AppTest) -> str:

@@ -54,3 +54,35 @@ def make_bundled(folder: Path, cases=BUNDLED_CASES) -> Path:
         store.export_run(store_run(store, case), folder / f"{case}.zip")
     shutil.rmtree(folder / "_build")
     return folder
+
+
+def run_app(script: str | Path, **params):
+    """Run a page under AppTest with these query parameters: `script` is app.py (a path) or the
+    source of a one-page app (a string)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = (AppTest.from_file(str(script), default_timeout=60) if isinstance(script, Path)
+          else AppTest.from_string(script, default_timeout=60))
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def no_errors(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def fresh_store(home: Path, sample_runs: Path, monkeypatch):
+    """Generator for a page-test fixture: an empty store at `home`, `sample_runs` as the bundled runs,
+    no warm capture child, Streamlit's caches cleared before and after (they outlive a script run)."""
+    import streamlit as st
+
+    monkeypatch.setenv("COMPILE_VIZ_HOME", str(home))
+    monkeypatch.setenv("COMPILE_VIZ_SAMPLE_RUNS", str(sample_runs))
+    monkeypatch.setenv("COMPILE_VIZ_WARM", "0")  # no warm capture child behind page tests
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield RunStore(home)
+    st.cache_resource.clear()
+    st.cache_data.clear()

@@ -7,37 +7,21 @@ import re
 from collections import Counter
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from compile_viz.store import RunStore
 from tests.conftest import ROOT, SAMPLE_RUNS, THIRD_PARTY
+from tests.test_app_fixtures import fresh_store, no_errors, run_app
 
-APP = str(ROOT / "app.py")
+APP = ROOT / "app.py"
 
 
 @pytest.fixture
 def store(tmp_path, monkeypatch):
-    monkeypatch.setenv("COMPILE_VIZ_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("COMPILE_VIZ_SAMPLE_RUNS", str(SAMPLE_RUNS))
-    monkeypatch.setenv("COMPILE_VIZ_WARM", "0")
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield RunStore(tmp_path / "home")
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    yield from fresh_store(tmp_path / "home", SAMPLE_RUNS, monkeypatch)
 
 
 def app(**params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def no_errors(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    return run_app(APP, **params)
 
 
 def html(at: AppTest) -> str:

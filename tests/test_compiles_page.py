@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from compile_viz.render import compiles as render
 from tests.conftest import CORPUS, ROOT, corpus_required
+from tests.test_app_fixtures import no_errors, run_app
 
 
 @pytest.fixture
@@ -25,15 +26,7 @@ def env(tmp_path, monkeypatch):
 
 
 def page(**params) -> AppTest:
-    at = AppTest.from_string("from compile_viz.ui import compiles_page\ncompiles_page.page()\n", default_timeout=60)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def no_errors(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
+    return run_app("from compile_viz.ui import compiles_page\ncompiles_page.page()\n", **params)
 
 
 def _run_folder(tmp_path, name: str):
