@@ -66,7 +66,7 @@ def parse_path(path: str) -> DebugParse:
 
     if not os.path.exists(path):
         raise DiscoveryError(f"no such file or folder: {path}")
-    from compile_viz.artifacts.trace_discover import is_trace_file, parse_trace_path
+    from compile_viz.artifacts.trace_discover import attach_kernel_stacks, is_trace_file, parse_trace_path
 
     if is_trace_file(path):  # a TORCH_TRACE log, plain or gzip
         return parse_trace_path(path)
@@ -83,9 +83,10 @@ def parse_path(path: str) -> DebugParse:
         graphs = tuple(parse_graph(reader, f) for f in folders)
         breaks = read_graph_breaks(reader, runs)
         graphs, run_warnings = attach_run_artifacts(reader, graphs)
+        graphs, stack_warnings = attach_kernel_stacks(reader, graphs)
     finally:
         reader.close()
-    return DebugParse(root=path, graphs=graphs, graph_breaks=tuple(breaks), warnings=run_warnings)
+    return DebugParse(root=path, graphs=graphs, graph_breaks=tuple(breaks), warnings=run_warnings + stack_warnings)
 
 
 def attach_run_artifacts(reader: ArtifactReader, graphs: tuple[GraphParse, ...]) -> tuple[tuple[GraphParse, ...], tuple]:

@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from functools import cached_property
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from compile_viz.artifacts.kernel_stacks import KernelStacks
 
 # --------------------------------------------------------------------------- lazy fields
 
@@ -437,6 +441,9 @@ class GraphParse:
     warnings: tuple[ParseWarning, ...]  # of all files, plus one per missing file
     # from the run's logs/fusion.log, when it has one (captured since issue 11); None otherwise
     fusion_decisions: FusionDecisions | None = None
+    # Inductor's per-launch user stacks (artifacts/kernel_stacks.py), from the TORCH_TRACE log beside
+    # the debug folder (a run's trace/) or from the trace alone; None when there is none
+    kernel_stacks: KernelStacks | None = None
 
     @property
     def id(self) -> str:

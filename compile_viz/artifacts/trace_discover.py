@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import gzip
 import os
+import re
 import zipfile
 import zlib
+from dataclasses import replace
 
 from compile_viz.artifacts.discover import ArtifactReader, DiscoveryError
 from compile_viz.artifacts.gc_pause import without_gc
+from compile_viz.artifacts.kernel_stacks import KernelStacks, parse_kernel_stacks, scan_log
+from compile_viz.artifacts.model import GraphParse
 from compile_viz.artifacts.trace import GLOG_PREFIX, parse_trace
 from compile_viz.artifacts.trace_graphs import trace_parse
 from compile_viz.artifacts.trace_model import TraceParse
 
 SUFFIXES = (".log", ".txt", ".gz", ".trace")
 SNIFF_BYTES = 4096
+RUN_TRACE_DIR = "trace"  # a run folder the capture wrote holds debug/ and trace/ side by side
+AOT_ID_IN_FOLDER = re.compile(r"__(\d+_(?:forward|backward|inference))_")  # model__0_forward_1.0
 
 
 def looks_like_trace(head: bytes) -> bool:
@@ -90,3 +96,33 @@ def parse_trace_path(path: str) -> TraceParse:
             "or at the folder holding one per rank"
         )
     return trace_parse(path, [parse_trace(data, path=name) for name, data in logs])
+
+
+def attach_kernel_stacks(reader: ArtifactReader, graphs: tuple[GraphParse, ...]):
+    """The debug folder's graphs with the per-launch user stacks of the TORCH_TRACE log beside them
+    (a run's trace/ folder), matched by AOT id, and that log's warnings. Only a run with one log
+    (one rank) is joined; a graph whose AOT id is not in the log, or is there twice, is left as
+    it is."""
+    logs = []
+    for d, names in sorted(reader.dirs.items()):
+        if os.path.basename(d) != RUN_TRACE_DIR:
+            continue
+        for name in sorted(names):
+            data = reader.read(d, name) if name.endswith(SUFFIXES) else None
+            data = _gunzip(data) if data is not None else None
+            if data is not None and looks_like_trace(data[:SNIFF_BYTES]):
+                logs.append((f"{d}/{name}", data))
+    if len(logs) != 1:
+        return graphs, ()
+    (name, data), warnings = logs[0], []
+    stacks: dict[str, KernelStacks | None] = {}
+    for aot_id, line, text in scan_log(data):
+        parsed = parse_kernel_stacks(text, path=f"{name}:{line}")
+        warnings.extend(parsed.warnings)
+        stacks[aot_id] = None if aot_id in stacks else parsed  # twice: ambiguous
+    out = []
+    for g in graphs:
+        m = AOT_ID_IN_FOLDER.search(g.folder.name)
+        found = stacks.get(m.group(1)) if m else None
+        out.append(replace(g, kernel_stacks=found) if found is not None else g)
+    return tuple(out), tuple(warnings)

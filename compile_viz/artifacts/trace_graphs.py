@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from compile_viz.artifacts.discover import parse_dynamo_log
 from compile_viz.artifacts.fx_graph import parse_fx_graph
+from compile_viz.artifacts.kernel_stacks import parse_kernel_stacks
 from compile_viz.artifacts.model import GraphBreak, GraphFolder, GraphParse, ParseWarning
 from compile_viz.artifacts.output_code import parse_output_code
 from compile_viz.artifacts.provenance import parse_provenance
@@ -72,12 +73,17 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str) -> GraphParse:
         files.append(file)
         warnings.extend(ParseWarning(log_path, payload.line + w.line, f"{payload.name} ({g.compile_id}): {w.text}")
                         for w in result.warnings)
+    stacks = None
+    if g.kernel_stack_traces is not None:
+        where = f"{log_path}:{g.kernel_stack_traces.line}"
+        stacks = parse_kernel_stacks(g.kernel_stack_traces.text, path=where)
+        warnings.extend(stacks.warnings)
     name = g.aot_id or f"{g.compile_id}_{g.kind}"
     first = min((p.line for p in (g.post_grad_graph, g.output_code, g.aot_graph) if p is not None), default=0)
     folder = GraphFolder(gid, name, g.kind, f"{log_path}:{first}", tuple(files))
     return GraphParse(folder=folder, aot_graph=fields.get("aot_graph"), post_grad_graph=fields.get("post_grad_graph"),
                       pre_fusion=None, post_fusion=None, output_code=fields.get("output_code"),
-                      provenance=fields.get("provenance"), warnings=tuple(warnings))
+                      provenance=fields.get("provenance"), warnings=tuple(warnings), kernel_stacks=stacks)
 
 
 def _without_version(result):

@@ -32,8 +32,9 @@ from compile_viz.linking.reasons import reason_of
 
 
 @without_gc
-def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex:
-    """Return the links of one compiled graph. `use_provenance=False` ignores the JSON (for testing)."""
+def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: bool = True) -> GraphIndex:
+    """Return the links of one compiled graph. `use_provenance=False` ignores the JSON and
+    `use_stacks=False` the trace's per-launch stacks (for testing)."""
     oc = graph.output_code
     launches: tuple[KernelLaunch, ...] = oc.launches if oc else ()
     post = graph.post_grad_graph
@@ -63,6 +64,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
     kinds = {k.name: k.kind for k in oc.kernels} if oc else {}
     post_lines = lines_of_nodes(post)
     aot_lines = lines_of_nodes(aot)
+    stacks = graph.kernel_stacks if use_stacks else None
     links = []
     for i, la in enumerate(launches):
         group = placement.get(i)
@@ -87,7 +89,10 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True) -> GraphIndex
         s_scheduler_nodes(link, scheduler_nodes)
         s_fusion_group(link, fusion_group)
         s_buffers(link, buffers)
-        s_source_lines(link, _source_lines(pg, post_lines, fx_nodes, aot_lines))
+        traced = stacks.of_launch(i, la.kernel) if stacks is not None else None
+        # the trace's own stacks, when it has them for this launch: exact, backward included
+        s_source_lines(link, (traced.innermost if traced is not None else ())
+                       or _source_lines(pg, post_lines, fx_nodes, aot_lines))
         s_evidence(link, evidence[i])
         s_line(link, la.line)
         links.append(link)
