@@ -117,3 +117,23 @@ def test_the_quick_scan_finds_what_the_full_reader_finds():
         full = [(g.aot_id, g.kernel_stack_traces.line, g.kernel_stack_traces.text)
                 for c in parse_trace(data, path=name).compiles for g in c.graphs if g.kernel_stack_traces]
         assert scan_log(data) == full, run.name
+
+
+def test_viewer_shows_a_launchs_whole_stack_on_demand(tmp_path, monkeypatch):
+    import zipfile
+
+    from tests.test_app_fixtures import no_errors, run_app
+
+    monkeypatch.setenv("COMPILE_VIZ_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COMPILE_VIZ_WARM", "0")
+    with zipfile.ZipFile(ROOT / "tests/fixtures/third_party/timm_vit_train.zip") as z:
+        z.extractall(tmp_path / "run")
+    (g,) = [g for g in parse_path(str(tmp_path / "run")).graphs if g.kind == "backward"]
+    la = g.output_code.launches[0]
+    at = run_app(ROOT / "app.py", run=f"path:{tmp_path / 'run' / 'debug'}", graph=g.id, kernel=la.kernel, launch="0")
+    no_errors(at)
+    (exp,) = [e for e in at.expander if e.label.startswith("User stack")]
+    page = "\n".join(h.proto.body for h in exp.get("html"))
+    frames = g.kernel_stacks.launches[0].stacks[0]
+    assert page.count("<li") >= len(frames) and "cv-frame-last" in page
+    assert f"{frames[-1].file}:{frames[-1].line}" in page

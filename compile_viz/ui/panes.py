@@ -12,6 +12,7 @@ from compile_viz.artifacts.model import GraphParse
 from compile_viz.linking.model import AOT, POST_GRAD, GraphIndex
 from compile_viz.render import panels
 from compile_viz.render.code_html import highlight_code, kernel_language
+from compile_viz.render.compiles import stack_html
 from compile_viz.render.fx_dot import GraphView, fx_dot, kinds_present
 from compile_viz.render.notes import ARTIFACT_NOTES, KIND_NOTES
 from compile_viz.render.palette import legend_html
@@ -109,6 +110,16 @@ def code_pane(graph: GraphParse, index: GraphIndex, sel: Selection) -> None:
     launches = [la for la in (oc.launches if oc else ()) if la.kernel == launch.kernel]
     with st.expander(f"Launches in call() ({len(launches)})", expanded=kernel is None):
         st.html(panels.launches_html(launches, sel.launches))
+    _user_stacks(graph, launch.index, launch.kernel)
+
+
+def _user_stacks(graph: GraphParse, index: int, kernel: str) -> None:
+    """The launch's whole user stacks, as the TORCH_TRACE log gives them (runs with a trace/)."""
+    traced = graph.kernel_stacks.of_launch(index, kernel) if graph.kernel_stacks is not None else None
+    if traced is None or not traced.stacks:
+        return
+    with st.expander(f"User stack{'s' if len(traced.stacks) > 1 else ''} of launch #{index} (from the trace)"):
+        st.html("".join(stack_html(frames) for frames in traced.stacks))
 
 
 def _no_kernel_reason(index: GraphIndex, node: str) -> str:
