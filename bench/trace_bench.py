@@ -54,7 +54,7 @@ def stages(log: str) -> dict[str, float]:
     json.dump(doc, io.StringIO(), indent=1)
     t.append(time.perf_counter())
     names = ("read the log", "parse its graphs", "link + build the JSON", "json.dump(indent=1)")
-    return dict(zip(names, (b - a for a, b in zip(t, t[1:]))))
+    return dict(zip(names, (b - a for a, b in zip(t, t[1:], strict=False)), strict=True))
 
 
 def main() -> None:
