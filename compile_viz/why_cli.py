@@ -1,13 +1,13 @@
 """`compile-viz why RUN KERNEL_A KERNEL_B`: why Inductor kept two kernels apart, from the fusion log.
 
-RUN is a run folder, a run zip, a debug folder, or a run id of the store. A kernel is named by its
+RUN is named as for `compile-viz diff`: a run id of the store (or a unique part), a run folder, a
+run zip, a debug folder or zip, or bundled:NAME. A kernel is named by its
 kernel name (`triton_poi_fused_add_0`, `extern_kernels.mm`) or by its launch (`L3` or `3`); a name
 launched more than once means its first launch. `--graph` picks the graph when the run has several.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 
 from compile_viz.artifacts import DiscoveryError, parse_path
@@ -19,7 +19,7 @@ from compile_viz.render.fusion_notes import NO_LOG_NOTE
 
 def register(sub) -> None:
     p = sub.add_parser("why", help="why two kernels were not fused: every pair Inductor weighed, with its reason")
-    p.add_argument("run", metavar="RUN", help="run folder, run zip, debug folder, or run id in the store")
+    p.add_argument("run", metavar="RUN", help="run id (or a unique part), run folder, run zip, debug folder or zip, or bundled:NAME")
     p.add_argument("kernel_a", metavar="KERNEL_A", help="kernel name, or launch (L3 or 3)")
     p.add_argument("kernel_b", metavar="KERNEL_B", help="kernel name, or launch (L3 or 3)")
     p.add_argument("--graph", help="graph id (default: the first graph that has both kernels)")
@@ -28,14 +28,16 @@ def register(sub) -> None:
 
 
 def _locate(ref: str, home: str | None) -> str:
-    if os.path.exists(ref):
-        return ref
-    from compile_viz.store import RunStore, StoreError
+    """What parse_path reads for a run named as `compile-viz diff` names one: a stored run's whole
+    folder (its debug/ tree and logs/fusion.log), else the zip or debug tree."""
+    from compile_viz.compare.sides import CompareError, locate_run
+    from compile_viz.store import RunStore
 
     try:
-        return str(RunStore(home).get(ref).path)
-    except StoreError as e:
-        raise DiscoveryError(f"{ref!r} is no file, folder or stored run ({e})") from None
+        debug, _, folder, _ = locate_run(ref, RunStore(home) if home else None)
+    except CompareError as e:
+        raise DiscoveryError(str(e)) from None
+    return str(folder or debug)
 
 
 def _launch_of(index, ref: str) -> int | None:

@@ -4,7 +4,7 @@ Input: a run's `logs/fusion.log` (the capture child writes it, with `# graph: <f
 any saved output of `TORCH_LOGS="+fusion"` (torch's line prefix `V1123 12:00:00.0 123 file:12]
 [0/0] [__fusion] ` is optional; lines of other loggers are skipped). Only the lines that carry a
 decision are read: round headers and ends, `fusing X with Y`, `cannot fuse X with Y: reason`.
-The candidate dumps of each round (most of the file) are skipped by a prefix test, unparsed.
+The candidate dumps of each round (most of the file) are skipped by substring tests, unparsed.
 
 Graphs: a `# graph:` mark starts one; without marks, a round numbered 1 does (each graph's
 compile runs the fusion loop once, from round 1).
@@ -29,7 +29,7 @@ DECISION_WORDS = ("fusing ", "cannot fuse ", "completed fusion round", "=====")
 BARE_STARTS = (GRAPH_MARK, *DECISION_WORDS)  # a graph mark, or a message saved without torch's prefix
 
 # Reason kinds: (how the reason text starts, its key). Inductor's reasons are a fixed set of
-# format strings (WhyNoFuse calls in torch/_inductor); the explanations are in render/notes.py.
+# format strings (WhyNoFuse calls in torch/_inductor); the explanations are in render/fusion_notes.py.
 REASON_KINDS = (
     ("no shared data due to indexing mismatch", "indexing_mismatch"),
     ("no shared data", "no_shared_data"),
@@ -128,13 +128,11 @@ class _Builder:
         self.rounds: list[list] = []  # [index, limit, before, after, line]
         self.fused: list[FusionPair] = []
         self.refused: list[FusionPair] = []
-        self.open = False  # a graph has started
 
     def line(self, lineno: int, raw: str) -> None:
         if raw.startswith(GRAPH_MARK):
             self._close()
             self.graph = raw[len(GRAPH_MARK):].strip()
-            self.open = True
             return
         m = PREFIX.match(raw)
         if m is not None:
@@ -153,30 +151,28 @@ class _Builder:
         """A FAST match: a refusal or a fusion (the compile id is already known, or set by `line`)."""
         if not self.rounds:
             self.line(lineno, m.string)
-            return
-        r = self.rounds[-1][0]
-        if m.lastgroup == "refused":
-            first, second, reason = m.group(2, 3, 4)
-            self.refused.append(FusionPair(r, first, second, "", reason, reason_kind(reason), lineno))
+        elif m.lastgroup == "refused":
+            self._refused(self.rounds[-1][0], *m.group(2, 3, 4), lineno)
         else:
-            first, second = m.group(6, 7)
-            self.fused.append(FusionPair(r, first, second, f"{first}_{second}", "", "", lineno))
+            self._fused(self.rounds[-1][0], *m.group(6, 7), lineno)
+
+    def _fused(self, r: int, first: str, second: str, lineno: int) -> None:
+        self.fused.append(FusionPair(r, first, second, f"{first}_{second}", "", "", lineno))
+
+    def _refused(self, r: int, first: str, second: str, reason: str, lineno: int) -> None:
+        self.refused.append(FusionPair(r, first, second, "", reason, reason_kind(reason), lineno))
 
     def _decision(self, lineno: int, msg: str, compile_id: str | None) -> None:
         if (m := FUSING.match(msg)) is not None:
-            first, second = m.groups()
-            self.fused.append(FusionPair(self._round(lineno, msg), first, second, f"{first}_{second}", "", "", lineno))
+            self._fused(self._round(lineno, msg), *m.groups(), lineno)
         elif (m := REFUSED.match(msg)) is not None:
-            first, second, reason = m.groups()
-            self.refused.append(FusionPair(self._round(lineno, msg), first, second, "", reason, reason_kind(reason), lineno))
+            self._refused(self._round(lineno, msg), *m.groups(), lineno)
         elif (m := ROUND_START.match(msg)) is not None:
             index, limit, before = map(int, m.groups())
-            if index == 1 and self.rounds and not self._marked_fresh():
+            if index == 1 and self.rounds:
                 self._close()  # no marks: round 1 starts the next graph
-                self.open = True
             if compile_id and (not self.compile_id or not self.rounds):
                 self.compile_id = compile_id
-            self.open = True
             self.rounds.append([index, limit, before, None, lineno])
         elif FUSION_DONE.match(msg):
             pass  # the loop's end; its rounds are already counted
@@ -188,10 +184,6 @@ class _Builder:
                 self.warnings.append(ParseWarning(self.path, lineno, f"round {index} ends but never started: {msg[:120]}"))
         else:
             self.warnings.append(ParseWarning(self.path, lineno, f"fusion decision not understood: {msg[:120]}"))
-
-    def _marked_fresh(self) -> bool:
-        """Whether a `# graph:` mark opened the current graph and it has no rounds yet."""
-        return self.open and not self.rounds
 
     def _round(self, lineno: int, msg: str) -> int:
         if not self.rounds:
@@ -208,7 +200,6 @@ class _Builder:
                     self.path, rounds[-1].line, f"round {rounds[-1].index} never completed: the log looks cut short"))
         self.graph, self.compile_id = "", ""
         self.rounds, self.fused, self.refused = [], [], []
-        self.open = False
 
     def finish(self) -> tuple[FusionDecisions, ...]:
         self._close()

@@ -62,7 +62,7 @@ def make_side(key: str, title: str, parse: DebugParse, meta: dict | None = None,
 
 def load_side(ref: str, store: RunStore | None = None) -> Side:
     """Return the Side of a run named by `ref`; CompareError (one line) when there is none or it is unreadable."""
-    debug, meta, folder, zip_path = _locate(ref, store)
+    debug, meta, folder, zip_path = locate_run(ref, store)
     try:
         parse = parse_path(str(debug))
     except DiscoveryError as e:
@@ -75,8 +75,10 @@ def load_side(ref: str, store: RunStore | None = None) -> Side:
     return make_side(ref, title, parse, meta, measurement, summary)
 
 
-def _locate(ref: str, store: RunStore | None) -> tuple[Path, dict, Path | None, Path | None]:
-    """Return (what parse_path reads, meta, run folder or None, run zip or None)."""
+def locate_run(ref: str, store: RunStore | None) -> tuple[Path, dict, Path | None, Path | None]:
+    """Return (its debug tree, meta, run folder or None, run zip or None) of a run named by `ref`:
+    a run id (or a unique part), a run folder or its debug/, a run zip, a debug folder or zip, or
+    bundled:NAME. CompareError (one line) when there is none."""
     path = Path(ref).expanduser()
     if ref.startswith(BUNDLED):
         return _run_folder(_bundled(ref[len(BUNDLED):], store))

@@ -7,20 +7,17 @@ launch's members are the scheduler nodes of its fusion group (`LaunchLink.schedu
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass
 
 from compile_viz.artifacts.model import FusionDecisions, FusionPair, GraphParse
+from compile_viz.artifacts.versions import members_from_name
 from compile_viz.linking.model import GraphIndex
-
-MEMBER = re.compile(r"(?:op|buf)\d+")
 
 
 def members(name: str) -> tuple[str, ...]:
     """`op1_op2_op3` -> (op1, op2, op3); a name of another shape is its own only member."""
-    parts = MEMBER.findall(name)
-    return tuple(parts) if parts and "_".join(parts) == name else (name,)
+    return members_from_name(name) or (name,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +74,7 @@ def _between(graph: GraphParse, a: int, b: int) -> tuple[int, ...]:
         return out
 
     first, last = roots(a), roots(b)
-    return tuple(c for c in range(a + 1, b) if roots(c) & first and roots(c) & last)
+    return tuple(c for c in range(a + 1, b) if (mid := roots(c)) & first and mid & last)
 
 
 def _never(graph: GraphParse, index: GraphIndex, a: int, b: int) -> str:

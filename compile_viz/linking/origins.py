@@ -51,8 +51,12 @@ class Origins:
         if node is None:
             return {name}
         self._work_out(node.args)
-        out = {name}
-        for a in node.args:
+        return self._own(node)
+
+    def _own(self, n: FxNode) -> set[str]:
+        """The node and what its (worked out) arguments pass on."""
+        out = {n.name}
+        for a in n.args:
             out |= self.passed.get(a, frozenset())
         return out
 
@@ -73,27 +77,20 @@ class Origins:
                     stack.append((name, True))
                     stack.extend((a, False) for a in pending)
                     continue
-            realized, reads = self._realized(n, self.users, self.extern)
+            realized, reads = self._realized(n)
             self.reads[name] = reads
-            if realized:
-                passed[name] = frozenset()
-            else:
-                out = {name}
-                for a in n.args:
-                    out |= passed.get(a, frozenset())
-                passed[name] = frozenset(out)
+            passed[name] = frozenset() if realized else frozenset(self._own(n))
 
     def _boundary(self, n: FxNode) -> bool:
         """A buffer whatever its arguments: nothing behind it needs working out."""
         return n.op != "call_function" or (
             (n.name in self.extern or op_name(n.target) in MATMULS) and not _conv_with_bias(n))
 
-    def _realized(self, n: FxNode, users: dict[str, list[str]], extern: set[str]) -> tuple[bool, frozenset[str]]:
+    def _realized(self, n: FxNode) -> tuple[bool, frozenset[str]]:
         """Whether node `n` is a buffer by the time its consumers are lowered, and what it reads."""
-        if n.op != "call_function":
-            return True, frozenset((n.name,))
-        if (n.name in extern or op_name(n.target) in MATMULS) and not _conv_with_bias(n):
-            return True, frozenset((n.name,))  # an extern call's or a template kernel's buffer
+        users, extern = self.users, self.extern
+        if self._boundary(n):
+            return True, frozenset((n.name,))  # a graph input, an extern call's or a template kernel's buffer
         if n.dtype == "Sym" or any(s in n.target for s in SYMBOLIC):
             return True, frozenset()  # a size computed on the host: no origin of a device buffer
         if n.target == "operator.getitem" and n.args and n.args[0] in extern:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import cached_property
 
 from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse
@@ -184,10 +185,7 @@ def _tuned(kernel: str) -> bool:
 
 
 def _launched_once(launches) -> set[str]:
-    seen: dict[str, int] = {}
-    for la in launches:
-        seen[la.kernel] = seen.get(la.kernel, 0) + 1
-    return {k for k, n in seen.items() if n == 1}
+    return {k for k, n in Counter(la.kernel for la in launches).items() if n == 1}
 
 
 def _is_view(n: FxNode) -> bool:
