@@ -76,6 +76,7 @@ SAMPLE_MODULES = (
     "convnet_bn_relu",
     "many_row_sums",
     "gpt_small",
+    "gpt_deep",
 )
 
 

@@ -5,7 +5,8 @@ from sample_models import SampleSpec
 VOCAB, D_MODEL, LAYERS, HEADS, SEQ = 50304, 768, 12, 12, 256
 
 
-def build(device, dtype):
+def build(device, dtype, layers=LAYERS):
+    """Return the GPT on `device`; `layers` blocks (12 here, 48 in the gpt_deep sample)."""
     import torch
     import torch.nn.functional as F
     from torch import nn
@@ -36,7 +37,7 @@ def build(device, dtype):
             super().__init__()
             self.wte = nn.Embedding(VOCAB, D_MODEL)
             self.wpe = nn.Embedding(SEQ, D_MODEL)
-            self.blocks = nn.ModuleList([Block(D_MODEL, HEADS) for _ in range(LAYERS)])
+            self.blocks = nn.ModuleList([Block(D_MODEL, HEADS) for _ in range(layers)])
             self.lnf = nn.LayerNorm(D_MODEL)
             self.head = nn.Linear(D_MODEL, VOCAB, bias=False)
 

@@ -14,6 +14,7 @@ ISSUE_SAMPLES = {
     "transformer_layer", "graph_break_print", "graph_break_item", "graph_break_loop", "dynamic_shapes",
     "convnet_bn_relu", "gpt_small",
     "many_row_sums",  # issue 11: a refusal a user can fix
+    "gpt_deep",  # issue 12: a 48-layer graph
 }
 
 
@@ -52,7 +53,7 @@ def test_defaults_of_special_samples():
     assert gpt.default_train and gpt.default_dtype == "autocast" and gpt.large
 
 
-@pytest.mark.parametrize("name", [n for n in sorted(ISSUE_SAMPLES) if n != "gpt_small"])
+@pytest.mark.parametrize("name", [n for n in sorted(ISSUE_SAMPLES) if n not in ("gpt_small", "gpt_deep")])
 def test_sample_runs_eagerly_on_cpu(name):
     torch = pytest.importorskip("torch")
     spec = get_sample(name)
@@ -77,3 +78,9 @@ def test_gpt_small_is_gpt2_small_shaped():
     assert 50_000 <= gpt_small.VOCAB <= 51_000
     idx, targets = gpt_small.example_inputs("cpu", torch.float32)
     assert idx.shape == targets.shape == (1, 256) and idx.dtype == torch.long
+
+
+def test_gpt_deep_is_gpt_small_with_48_blocks():
+    torch = pytest.importorskip("torch")
+    model = get_sample("gpt_deep").build("meta", torch.float32)
+    assert len(model.blocks) == 48

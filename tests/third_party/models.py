@@ -27,6 +27,11 @@ def build_gpt2(device, dtype):
     return _gpt2().to(device, dtype)
 
 
+def build_gpt2_deep(device, dtype):
+    """GPT-2 of 48 layers (GPT-2 XL's depth, tiny width): the scale fixture of issue 12."""
+    return _gpt2(48).to(device, dtype)
+
+
 def build_gpt2_planted(device, dtype):
     """GPT-2 whose compiled path differs on purpose: under torch.compile, half of the rows of
     transformer.h.1.attn.c_attn.weight get no gradient (the forward values stay exactly the same)."""
@@ -117,6 +122,9 @@ GPT2_PLANTED = SampleSpec(name="gpt2_planted", title="transformers GPT-2 with a 
                           teaching_note="The compiled path drops half of one weight's gradient on purpose.",
                           build=build_gpt2_planted, example_inputs=gpt2_inputs, supports_training=True,
                           default_train=True)
+GPT2_DEEP = SampleSpec(name="gpt2_deep", title="transformers GPT-2, 48 layers, training step",
+                       teaching_note=NOTE, build=build_gpt2_deep, example_inputs=gpt2_inputs,
+                       supports_training=True, default_train=True)
 GPT2_DYNAMIC = SampleSpec(name="gpt2_dynamic", title="transformers GPT-2, dynamic sequence length",
                           teaching_note=NOTE, build=build_gpt2, example_inputs=gpt2_inputs,
                           input_sets=gpt2_dynamic_inputs, default_dynamic=True)
