@@ -31,14 +31,23 @@ def run(args) -> int:
         print(f"compile-viz: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        sys.stdout.write(json.dumps(debug_parse_json(parsed), indent=1))  # one write: json.dump makes ~10^5
-        sys.stdout.write("\n")
+        write_json(debug_parse_json(parsed), sys.stdout)
     else:
         for line in summary_lines(parsed):
             print(line)
     if getattr(args, "strict", False):
         return strict_exit(parsed)
     return 0
+
+
+def write_json(doc: dict, out) -> None:
+    """Write `doc` to `out` as compact JSON on one line, in one write.
+
+    Compact, because an indent makes `json` use its pure-Python encoder (gpt_small: 0.18 s against
+    0.03 s for the same values); one write, because `json.dump` makes ~10^5 small ones.
+    `python -m json.tool` lays the output out for reading.
+    """
+    out.write(json.dumps(doc, separators=(",", ":")) + "\n")
 
 
 def strict_exit(parsed) -> int:

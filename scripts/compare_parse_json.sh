@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Show that two revisions print the same `compile-viz parse --json`, byte for byte, on every
-# capture: ../shared/corpus (each set), sample_runs/*.zip and tests/fixtures/third_party/*.zip.
+# Show that two revisions print the same `compile-viz parse --json` values on every capture:
+# ../shared/corpus (each set), sample_runs/*.zip and tests/fixtures/third_party/*.zip. Outputs are
+# compared as parsed JSON (equal values, in the same key order), so a change of layout only, such
+# as indent=1 to compact, counts as the same; byte-identical outputs are reported as such.
 # Usage: scripts/compare_parse_json.sh REV_A REV_B     (for a refactor: its parent and itself)
 # Each revision runs from its own worktree under /tmp with this checkout's .venv.
 set -euo pipefail
@@ -26,8 +28,32 @@ dump() {  # rev outdir
 OUT=$(mktemp -d /tmp/cv-cmp-XXXX)
 dump "$A" "$OUT/a"; dump "$B" "$OUT/b"
 n=$(ls "$OUT/a" | wc -l)
-if diff -r -q "$OUT/a" "$OUT/b"; then
-  echo "identical: $n outputs of parse --json ($A vs $B)"
+if diff -r -q "$OUT/a" "$OUT/b" > /dev/null; then
+  echo "identical: $n outputs of parse --json ($A vs $B), byte for byte"
+elif "$PY" - "$OUT/a" "$OUT/b" <<'PY'
+import json, sys
+from pathlib import Path
+
+a, b = Path(sys.argv[1]), Path(sys.argv[2])
+names = sorted({p.name for p in a.iterdir()} | {p.name for p in b.iterdir()})
+bad = []
+for name in names:
+    pa, pb = a / name, b / name
+    if not (pa.exists() and pb.exists()):
+        bad.append(f"{name}: only in {'A' if pa.exists() else 'B'}")
+    elif pa.read_bytes() != pb.read_bytes():
+        if name == "errors":
+            bad.append("errors differ")
+            continue
+        va, vb = json.loads(pa.read_bytes()), json.loads(pb.read_bytes())
+        # == ignores key order; the layout of indent=1 does not: compare both
+        if va != vb or json.dumps(va) != json.dumps(vb):
+            bad.append(f"{name}: values differ")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+PY
+then
+  echo "same values: $n outputs of parse --json ($A vs $B); the layout differs"
 else
   echo "DIFFERENT (outputs kept in $OUT)"; exit 1
 fi

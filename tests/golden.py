@@ -3,8 +3,9 @@
 The dump walks the frozen dataclasses generically (every field, deferred ones read), so a field
 added later is in the next refresh without a change here. Long texts (a kernel's source, a
 launch's argument list) are kept as a length and a SHA-256: a change to them still shows, and
-the goldens stay small. The `compile-viz parse --json` output of the capture is kept as its
-SHA-256 too, so that a refactor can show it leaves that output byte for byte as it was.
+the goldens stay small. The `compile-viz parse --json` output of the capture is kept as the
+SHA-256 of its values (in one fixed layout) too, so that a refactor can show it leaves that output
+value for value as it was.
 
 Refresh: `pytest tests/test_goldens.py --update-goldens`, then read the diff before committing.
 """
@@ -46,13 +47,15 @@ def dump(obj):
 
 
 def parse_json_sha(source: Path) -> str:
-    """SHA-256 of what `compile-viz parse --json SOURCE` prints."""
+    """SHA-256 of the JSON values `compile-viz parse --json SOURCE` prints, laid out with indent=1
+    (the layout it printed until it became compact, so the SHAs kept from then still hold)."""
     from compile_viz.cli import main
 
     out = io.StringIO()
     with redirect_stdout(out):
         main(["parse", "--json", str(source)])
-    return hashlib.sha256(out.getvalue().replace(str(source), "<SOURCE>").encode()).hexdigest()
+    text = json.dumps(json.loads(out.getvalue()), indent=1) + "\n"
+    return hashlib.sha256(text.replace(str(source), "<SOURCE>").encode()).hexdigest()
 
 
 def golden_of(source: Path) -> dict:
