@@ -314,8 +314,9 @@ def _zip_root(names: list[str]) -> str:
     raise StoreError("zip has no meta.json at its root: not a compile_viz run export")
 
 
-def check_run_zip(zip_path: str | os.PathLike[str], *, max_bytes: int = MAX_IMPORT_BYTES) -> tuple[zipfile.ZipFile, str]:
-    """Return (open ZipFile, root prefix) after the safety checks; StoreError (one line) if unsafe."""
+def check_zip(zip_path: str | os.PathLike[str], *, max_bytes: int = MAX_IMPORT_BYTES) -> zipfile.ZipFile:
+    """Return the open ZipFile after the safety checks (entries, paths, links, unpacked size);
+    StoreError (one line) if unsafe."""
     try:
         zf = zipfile.ZipFile(zip_path)
     except (OSError, zipfile.BadZipFile) as e:
@@ -334,17 +335,46 @@ def check_run_zip(zip_path: str | os.PathLike[str], *, max_bytes: int = MAX_IMPO
     if total > max_bytes:
         zf.close()
         raise StoreError(f"refusing {zip_path}: unpacks to {total} bytes, over the {max_bytes}-byte cap")
+    return zf
+
+
+def check_run_zip(zip_path: str | os.PathLike[str], *, max_bytes: int = MAX_IMPORT_BYTES) -> tuple[zipfile.ZipFile, str]:
+    """Return (open ZipFile, root prefix) after the safety checks; StoreError (one line) if unsafe."""
+    zf = check_zip(zip_path, max_bytes=max_bytes)
     try:
-        root = _zip_root([i.filename for i in infos])
+        root = _zip_root(zf.namelist())
     except StoreError:
         zf.close()
         raise
     return zf, root
 
 
+def is_run_zip(zip_path: str | os.PathLike[str]) -> bool:
+    """Whether a zip is a run export (meta.json at its root or under its one folder); no safety checks."""
+    try:
+        with zipfile.ZipFile(zip_path) as zf:
+            _zip_root(zf.namelist())
+    except (OSError, zipfile.BadZipFile, StoreError):
+        return False
+    return True
+
+
 def extract_run_zip(zip_path: str | os.PathLike[str], dest: Path, *, max_bytes: int = MAX_IMPORT_BYTES) -> dict:
     """Extract a checked run zip into `dest` (created); return its meta. StoreError if unsafe."""
     zf, root = check_run_zip(zip_path, max_bytes=max_bytes)
+    _extract(zf, root, zip_path, dest, max_bytes)
+    try:
+        return read_meta(dest)
+    except (OSError, ValueError) as e:
+        raise StoreError(f"refusing {zip_path}: unreadable meta.json ({e})") from None
+
+
+def extract_zip(zip_path: str | os.PathLike[str], dest: Path, *, max_bytes: int = MAX_IMPORT_BYTES) -> None:
+    """Extract any zip into `dest` (created) after the safety checks; StoreError (one line) if unsafe."""
+    _extract(check_zip(zip_path, max_bytes=max_bytes), "", zip_path, dest, max_bytes)
+
+
+def _extract(zf: zipfile.ZipFile, root: str, zip_path: str | os.PathLike[str], dest: Path, max_bytes: int) -> None:
     written = 0
     with zf:
         dest.mkdir(parents=True)
@@ -359,10 +389,6 @@ def extract_run_zip(zip_path: str | os.PathLike[str], dest: Path, *, max_bytes: 
                     if written > max_bytes:
                         raise StoreError(f"refusing {zip_path}: unpacks past the {max_bytes}-byte cap")
                     out.write(chunk)
-    try:
-        return read_meta(dest)
-    except (OSError, ValueError) as e:
-        raise StoreError(f"refusing {zip_path}: unreadable meta.json ({e})") from None
 
 
 # -- bundled runs (sample_runs/*.zip at the repo root), read-only ---------------------------

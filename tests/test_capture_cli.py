@@ -49,7 +49,7 @@ def test_import_refuses_dotdot(tmp_path, capsys):
     with zipfile.ZipFile(bad, "w") as zf:
         zf.writestr("meta.json", "{}")
         zf.writestr("../escape.txt", "x")
-    assert main(["import", str(bad), "--home", str(tmp_path / "home")]) == 1
+    assert main(["import", str(bad), "--home", str(tmp_path / "home")]) == 2  # unusable input
     err = capsys.readouterr().err.strip()
     assert "unsafe entry" in err and "'..'" in err and "\n" not in err
     assert not (tmp_path / "escape.txt").exists()

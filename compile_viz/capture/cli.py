@@ -45,8 +45,10 @@ def register(sub) -> None:
     p.add_argument("--home")
     p.set_defaults(func=cmd_export)
 
-    p = sub.add_parser("import", help="import a run zip into the store")
-    p.add_argument("zip", help="FILE.zip")
+    p = sub.add_parser("import", help="import a run zip, or a TORCH_TRACE log or folder, into the store")
+    p.add_argument("path", metavar="PATH",
+                   help="a run zip from `compile-viz export`; a TORCH_TRACE log (plain or .gz), a folder of "
+                        "them (one per rank; a torch_compile_debug tree beside them comes too) or a zip of one")
     p.add_argument("--home")
     p.set_defaults(func=cmd_import)
 
@@ -183,10 +185,17 @@ def cmd_export(args) -> int:
 
 
 def cmd_import(args) -> int:
+    from compile_viz.trace_import import import_path  # reads traces: loaded only when importing
+
     try:
-        print(RunStore(args.home).import_zip(args.zip).path)
-    except (OSError, StoreError) as e:
+        done = import_path(RunStore(args.home), args.path)
+    except StoreError as e:
+        return _fail(str(e), 2)
+    except OSError as e:
         return _fail(str(e))
+    said = "imported as" if done.new else "already in the store as"
+    print(f"{said} {done.run.id}: {done.summary}", file=sys.stderr)
+    print(done.run.path)
     return 0
 
 

@@ -8,12 +8,14 @@ No streamlit here, so the pages and the tests share it.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from compile_viz.store import RunStore, StoreError, bundled_runs, open_bundled
+from compile_viz.trace_import import graph_count, import_path, is_bare_trace
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLED, PATH = "bundled:", "path:"
@@ -133,24 +135,74 @@ def find_source(file: str, roots: tuple[str, ...]) -> tuple[str, str] | None:
 
 
 def save_upload(name: str, data: bytes, store: RunStore) -> str:
-    """Return the run key of an uploaded zip: imported into the store when it is a run export
-    (meta.json at its root), else kept as a debug-tree zip. StoreError (one line) if unusable."""
+    """Return the run key of an upload: a run export (meta.json at its root), a TORCH_TRACE log
+    (plain or .gz) or a zip of trace logs are imported into the store; a zip of a debug tree is
+    kept as it is and opened by path. StoreError (one line) if unusable."""
     uploads = store.home / "uploads"
     uploads.mkdir(parents=True, exist_ok=True)
-    path = uploads / f"{hashlib.sha256(data).hexdigest()[:16]}.zip"
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    if not name.lower().endswith(".zip"):  # a log: imported, the upload itself not kept
+        path = uploads / f"{digest}-{_safe_file_name(name)}"
+        path.write_bytes(data)
+        try:
+            return import_path(store, path, label=name).run.id
+        finally:
+            path.unlink(missing_ok=True)
+    path = uploads / f"{digest}.zip"
     path.write_bytes(data)
     try:
         with zipfile.ZipFile(path) as zf:
             names = zf.namelist()
     except (OSError, zipfile.BadZipFile) as e:
         path.unlink(missing_ok=True)
-        raise StoreError(f"{name} is not a zip file ({e}); upload a run exported by compile-viz "
-                         "or a zip of a torch_compile_debug folder") from None
+        raise StoreError(f"{name} is not a zip file ({e}); upload a run exported by compile-viz, "
+                         "a zip of a torch_compile_debug folder or a TORCH_TRACE log") from None
     if "meta.json" in names or any(n.count("/") == 1 and n.endswith("/meta.json") for n in names):
         run = store.import_zip(path)
         path.unlink(missing_ok=True)
         return run.id
+    if is_bare_trace(str(path)):
+        try:
+            return import_path(store, path, label=name).run.id
+        finally:
+            path.unlink(missing_ok=True)
     return PATH + str(path)
+
+
+def _safe_file_name(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in os.path.basename(name))[-80:] or "upload.log"
+
+
+def server_path_key(path: str, store: RunStore) -> str:
+    """Return the run key of a server path: TORCH_TRACE logs alone (a log, or a folder or zip of
+    them) are imported into the store; anything else is opened by path. StoreError if unusable."""
+    if is_bare_trace(path):
+        return import_path(store, path).run.id
+    return PATH + path
+
+
+def first_page(key: str, store: RunStore) -> str:
+    """The page a run opens on: the Viewer, or the Compiles page for a trace with no graph (a
+    compile that failed before Inductor ran)."""
+    if key.startswith((PATH, BUNDLED)):
+        return "viewer"
+    meta = store.get(key).meta
+    return "compiles" if meta.get("trace") and not graph_count(meta) else "viewer"
+
+
+def upload_details(name: str, data: bytes) -> str:
+    """What an upload held, for the details under an error: its size and its files or first lines."""
+    head = f"{name}: {len(data)} bytes"
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+            names = zf.namelist()
+        return "\n".join([f"{head}, a zip of {len(names)} entries:", *names[:40], *(["…"] if len(names) > 40 else [])])
+    except zipfile.BadZipFile:
+        pass
+    if data[:2] == b"\x1f\x8b":
+        return f"{head}, gzip-compressed"
+    lines = data[:2000].decode("utf-8", errors="replace").splitlines()[:3]
+    return "\n".join([f"{head}; its first lines:", *(line[:200] for line in lines)])
 
 
 def path_stamp(key: str) -> float:
