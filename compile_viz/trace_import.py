@@ -101,6 +101,8 @@ def run_name(path: str) -> str:
 def _import_tree(store: RunStore, src: Path, *, name: str, origin: str) -> Imported:
     try:
         logs = trace_logs(str(src))
+        if src.is_file():  # one log: named as its source is (an upload's own name, not where it was kept)
+            logs = [(os.path.basename(origin), data) for _, data in logs]
         graph_dirs = _graph_dirs(src)
         debug = _debug_files(src, {rel for rel, _ in logs}) if graph_dirs else []
     except DiscoveryError as e:

@@ -12,6 +12,8 @@ from html import escape
 
 import plotly.graph_objects as go
 
+from compile_viz.artifacts.model import GraphParse
+from compile_viz.artifacts.trace_discover import AOT_ID_IN_FOLDER
 from compile_viz.artifacts.trace_model import CompileRecord, Phase, StackFrame, TraceLog
 
 STATUS_ICONS = {
@@ -21,6 +23,7 @@ STATUS_ICONS = {
 # frames of torch and of the Python runtime: shown dimmed, the user's frames stand out
 LIBRARY_FRAME = re.compile(r"(/site-packages/|/dist-packages/|<frozen |/torch/|/lib/python3\.\d+/)")
 RECOMPILE = re.compile(r"^(\S+): (.*)$", re.S)
+TRACE_GRAPH_ID = re.compile(r"^(?:rank \d+ )?\[([^\]]+)\] ")  # "[0/1] forward", "rank 3 [1/0] backward 2"
 # the phases the timeline shows by default: Dynamo, AOT, Inductor lowering, scheduling, codegen, Triton
 MAIN_PHASES = (
     "entire_frame_compile", "bytecode_tracing", "build_guards", "backend_compile", "create_aot_dispatcher_function",
@@ -131,3 +134,32 @@ def rank_differences(logs: Sequence[TraceLog]) -> list[str]:
         if len(set(guards.values())) > 1:
             out.append(f"[{cid}] guard count differs: " + ", ".join(f"rank {r} {g}" for r, g in guards.items()))
     return out
+
+
+def compile_of(logs: Sequence[TraceLog], graph: GraphParse) -> tuple[TraceLog, CompileRecord] | None:
+    """The log and the compile id a graph came from, or None when the logs do not say for sure.
+
+    A graph read from a trace names its compile id (`[0/1] forward`) and its log (its location);
+    a debug folder's graph is found by the AOT id in its name (`model__0_forward_1.0`), when exactly
+    one compile id in the logs compiled that AOT id."""
+    m = TRACE_GRAPH_ID.match(graph.id)
+    log_path = graph.folder.location.rsplit(":", 1)[0]
+    if m:
+        for log in logs:
+            if log.path == log_path and (c := log.compile(m.group(1))) is not None:
+                return log, c
+    aot = AOT_ID_IN_FOLDER.search(graph.folder.name)
+    if aot is None:
+        return None
+    found = [(log, c) for log in logs for c in log.compiles if any(g.aot_id == aot.group(1) for g in c.graphs)]
+    return found[0] if len(found) == 1 else None
+
+
+def phases_of(log: TraceLog, c: CompileRecord) -> tuple[Phase, ...]:
+    """A compile id's timed phases. An attempt after a restart (`0/0_1`) has none of its own: Dynamo
+    times the whole frame, every attempt (`compile_attempt_N`), under the first attempt's id."""
+    if c.phases or not c.attempt:
+        return c.phases
+    first = next((o for o in log.compiles if o.attempt == 0 and o.frame_id == c.frame_id
+                  and o.frame_compile_id == c.frame_compile_id), None)
+    return first.phases if first is not None else ()

@@ -29,6 +29,11 @@ def _trace(key: str, stamp: float) -> TraceParse:
     return parse_trace_path(trace_path(loaders.run_info(key)))
 
 
+def load_trace(key: str) -> TraceParse:
+    """Return the TORCH_TRACE parse of a run (DiscoveryError when it has no log), cached."""
+    return _trace(key, path_stamp(key))
+
+
 def page() -> None:
     key = state.get("run") or default_run_key(loaders.get_store())
     if not key:
@@ -36,7 +41,7 @@ def page() -> None:
         return
     try:
         info = loaders.run_info(key)
-        parsed = _trace(key, path_stamp(key))
+        parsed = load_trace(key)
     except (StoreError, DiscoveryError) as e:
         st.info(f"{e}. Runs captured by compile-viz keep their trace in trace/; "
                 "other traces open from the Runs page or with ?run=path:/your/trace/dir.")
@@ -54,7 +59,7 @@ def page() -> None:
                        format_func=lambda i: f"[{i}] {next(r['status'] for r in rows if r['compile id'] == i)}")
     if cid != wanted:
         state.update(compile=cid)
-    _details(key, parsed, log.compile(cid))
+    _details(key, parsed, log, log.compile(cid))
     if parsed.warnings:
         with st.expander(f"Log warnings ({len(parsed.warnings)})"):
             st.code("\n".join(str(w) for w in parsed.warnings), language=None)
@@ -80,7 +85,7 @@ def escape_md(text: str) -> str:
     return text.replace("[", "\\[").replace("]", "\\]").replace("*", "\\*").replace("_", "\\_")
 
 
-def _details(key: str, parsed: TraceParse, c: CompileRecord) -> None:
+def _details(key: str, parsed: TraceParse, log: TraceLog, c: CompileRecord) -> None:
     st.markdown(f"**{render.STATUS_ICONS.get(c.status, '')} [{c.id}] {c.status}** · {escape_md(render.frame_label(c))}")
     if c.fail_reason:
         st.warning(c.fail_reason)
@@ -109,4 +114,4 @@ def _details(key: str, parsed: TraceParse, c: CompileRecord) -> None:
         st.code("\n".join(shown) or "none", language=None)
     st.markdown("##### Compile phases")
     every = st.checkbox("every phase (passes, autotuning, caches)", key=f"phases-{c.id}")
-    st.plotly_chart(render.phase_figure(c.phases, all_phases=every), width="stretch", key=f"tl-{c.id}")
+    st.plotly_chart(render.phase_figure(render.phases_of(log, c), all_phases=every), width="stretch", key=f"tl-{c.id}")

@@ -1,4 +1,5 @@
-"""The Runs page: pick a stored run (searchable, newest first), a bundled run, an upload or a server path."""
+"""The Runs page: pick a stored run (searchable, newest first), a bundled run, an upload or a server
+path (a run, a debug tree, or a TORCH_TRACE log or folder, which becomes a stored run)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ import streamlit as st
 from compile_viz.artifacts import DiscoveryError, parse_path
 from compile_viz.store import StoreError, bundled_runs
 from compile_viz.ui import loaders
-from compile_viz.ui.runs import BUNDLED, PATH, SERVER_PATHS_OFF, save_upload, server_paths_allowed
+from compile_viz.ui.runs import (
+    BUNDLED,
+    PATH,
+    SERVER_PATHS_OFF,
+    first_page,
+    save_upload,
+    server_path_key,
+    server_paths_allowed,
+    upload_details,
+)
 
 MAX_LISTED = 200
 
@@ -15,7 +25,14 @@ MAX_LISTED = 200
 def _open(key: str) -> None:
     from compile_viz.ui.app_pages import page_object
 
-    st.switch_page(page_object("viewer"), query_params={"run": key})
+    st.switch_page(page_object(first_page(key, loaders.get_store())), query_params={"run": key})
+
+
+def _error(message: str, details: str) -> None:
+    """One line: what happened and what to do; what we saw, in an expander under it."""
+    st.error(message)
+    with st.expander("Details"):
+        st.code(details, language=None)
 
 
 def page() -> None:
@@ -42,25 +59,39 @@ def page() -> None:
             if cols[i % len(cols)].button(b.meta.get("title") or b.name, key=f"bundled:{b.name}"):
                 _open(BUNDLED + b.name)
     st.markdown("##### Load a run")
-    up = st.file_uploader("Upload a run .zip (a compile-viz export, or a zip of a torch_compile_debug folder)",
-                          type=["zip"])
+    up = st.file_uploader("Upload a run .zip (a compile-viz export or a zip of a torch_compile_debug folder), "
+                          "or a TORCH_TRACE log (.log, .gz, or a zip of the trace folder)",
+                          type=["zip", "log", "gz", "txt"])
     if up is not None:
-        try:
-            key = save_upload(up.name, up.getvalue(), store)
-            if key.startswith(PATH):
-                parse_path(key[len(PATH):])  # refuse here, not in the viewer, a zip with no debug run
-        except (StoreError, DiscoveryError) as e:
-            st.error(str(e))
-        else:
-            _open(key)
+        _open_upload(up.name, up.getvalue(), store)
     if not server_paths_allowed():
         st.caption(SERVER_PATHS_OFF)
         return
-    path = st.text_input("…or a path on the server", placeholder="/path/to/torch_compile_debug or run.zip")
+    path = st.text_input("…or a path on the server",
+                         placeholder="/path/to/torch_compile_debug, run.zip, or a TORCH_TRACE log or folder")
     if path and st.button("Open path"):
-        try:
+        _open_path(path.strip(), store)
+
+
+def _open_upload(name: str, data: bytes, store) -> None:
+    try:
+        key = save_upload(name, data, store)
+        if key.startswith(PATH):
+            parse_path(key[len(PATH):])  # refuse here, not in the viewer, a zip with no debug run
+    except (StoreError, DiscoveryError, OSError) as e:
+        _error(str(e), upload_details(name, data))
+    else:
+        _open(key)
+
+
+def _open_path(path: str, store) -> None:
+    try:
+        key = server_path_key(path, store)
+        if key.startswith(PATH):
             parse_path(path)
-        except DiscoveryError as e:
-            st.error(str(e))
-        else:
-            _open(PATH + path)
+    except (StoreError, DiscoveryError, OSError) as e:
+        _error(str(e), f"path on the server: {path}\nwhat it may be: a torch_compile_debug folder (or a zip "
+                       "of one), a run zip from compile-viz export, a TORCH_TRACE log (plain or .gz) or the "
+                       "folder holding one log per rank")
+    else:
+        _open(key)

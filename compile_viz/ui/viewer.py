@@ -12,6 +12,7 @@ from compile_viz.render.selection import select
 from compile_viz.render.summary import Card, cards_html, graph_break_rows, graph_cards, run_cards
 from compile_viz.store import StoreError
 from compile_viz.ui import loaders, panes, state
+from compile_viz.ui.compile_section import compile_section
 from compile_viz.ui.fusion_panel import fusion_panel
 from compile_viz.ui.perf_panel import kernel_cost_caption, perf_panel
 from compile_viz.ui.runs import default_run_key, teaching_note
@@ -69,6 +70,7 @@ def page() -> None:
         panes.source_pane(info, graph, sel)
     with st.expander("Why not fused? Inductor's fusion decisions", expanded=bool(state.get("why"))):
         fusion_panel(graph, index, sel)
+    compile_section(key, parse, graph)  # guards and phase timings of this graph's compile
     if info.meta.get("measure"):
         with st.expander("Eager vs compiled: did compiling pay off?", expanded=True):
             picked = perf_panel(info, graph.id, sel.kernel)
