@@ -6,6 +6,7 @@ import json
 import sys
 
 from compile_viz.artifacts import DiscoveryError, parse_path
+from compile_viz.artifacts.gc_pause import paused_gc
 from compile_viz.artifacts.model import FxNode, GraphParse
 from compile_viz.artifacts.trace_discover import parse_trace_path
 from compile_viz.linking import build_index
@@ -31,7 +32,8 @@ def run(args) -> int:
         print(f"compile-viz: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        write_json(debug_parse_json(parsed), sys.stdout)
+        with paused_gc():  # ~10^5 dicts and lists: left on, the collector walks the whole parse again and again
+            write_json(debug_parse_json(parsed), sys.stdout)
     else:
         for line in summary_lines(parsed):
             print(line)
@@ -167,13 +169,10 @@ def fusion_json(decisions) -> dict:
 
 
 def links_json(index: GraphIndex) -> dict:
-    nodes = {}
-    for graph_name, key in ((POST_GRAD, "post_grad_nodes"), (AOT, "fx_nodes")):
-        nodes[key] = {
-            name: {"launches": list(link.launches), "no_kernel_reason": link.no_kernel_reason or None}
-            for (g, name), link in index.nodes.items()
-            if g == graph_name
-        }
+    nodes: dict[str, dict] = {POST_GRAD: {}, AOT: {}}
+    for (g, name), link in index.nodes.items():  # one pass: each item makes a NodeLink
+        if g in nodes:
+            nodes[g][name] = {"launches": list(link.launches), "no_kernel_reason": link.no_kernel_reason or None}
     s = index.summary
     return {
         "launches": [
@@ -192,8 +191,8 @@ def links_json(index: GraphIndex) -> dict:
             }
             for la in index.launches
         ],
-        "fx_nodes": nodes["fx_nodes"],
-        "post_grad_nodes": nodes["post_grad_nodes"],
+        "fx_nodes": nodes[AOT],
+        "post_grad_nodes": nodes[POST_GRAD],
         "fusion_groups": [
             {"name": g.name, "kind": g.kind, "members": list(g.members), "buffers": list(g.buffers),
              "fused_away": list(g.fused_away), "launches": list(g.launches)}
