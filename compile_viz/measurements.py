@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from compile_viz.timing_method import LaunchBound, Method, launch_bound, launch_overhead_us, method_of
+
 FILE = "measure.json"  # beside meta.json in a run folder
 
 
@@ -114,14 +116,30 @@ class Latency:
     warmup_calls: int | None = None
     method: str | None = None
     note: str | None = None
+    ci_low_ms: float | None = None  # the median's interval (issue 17); None in older files
+    ci_high_ms: float | None = None
+    rounds: int | None = None
+    calls_per_round: int | None = None
+    round_medians_ms: tuple[float, ...] = ()
 
     @classmethod
     def from_json(cls, data: Any) -> Latency | None:
         if not isinstance(data, dict):
             return None
-        return cls(**{k: _num(data.get(k)) for k in ("median_ms", "p10_ms", "p90_ms", "min_ms", "mean_ms", "stdev_ms")},
+        nums = ("median_ms", "p10_ms", "p90_ms", "min_ms", "mean_ms", "stdev_ms", "ci_low_ms", "ci_high_ms")
+        return cls(**{k: _num(data.get(k)) for k in nums},
                    calls=_int(data.get("calls")), warmup_calls=_int(data.get("warmup_calls")),
-                   method=_str(data.get("method")), note=_str(data.get("note")))
+                   method=_str(data.get("method")), note=_str(data.get("note")), rounds=_int(data.get("rounds")),
+                   calls_per_round=_int(data.get("calls_per_round")),
+                   round_medians_ms=tuple(x for x in _list(data.get("round_medians_ms")) if _num(x) is not None))
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """Return (lower, upper) of the median when the file has a sane one, else None."""
+        lo, hi, mid = self.ci_low_ms, self.ci_high_ms, self.median_ms
+        if lo is None or hi is None or mid is None or not lo <= mid <= hi:
+            return None
+        return lo, hi
 
 
 @dataclass(frozen=True, slots=True)
@@ -282,13 +300,23 @@ class MeasureSummary:
     correctness_note: str | None = None  # the first failure and its hint, or why not comparable
     correctness_method: str | None = None  # reference, randomness, rule, on one line
     eager_max_abs: float | None = None  # eager's own error against the float64 reference
+    # issue 17: the intervals (None in older captures), the rounds, and who sets the pace
+    speedup_low: float | None = None
+    speedup_high: float | None = None
+    eager_low_ms: float | None = None
+    eager_high_ms: float | None = None
+    compiled_low_ms: float | None = None
+    compiled_high_ms: float | None = None
+    rounds: int | None = None
+    bound: str | None = None  # "launch-bound", "GPU-bound", "mixed"; None on a CPU or when unknown
 
     @classmethod
     def from_json(cls, data: Any) -> MeasureSummary | None:
         if not isinstance(data, dict) or not data:
             return None
         kinds = {"file": _str, "ok": _bool, "device": _str, "device_name": _str, "errors": _int,
-                 "correctness": _str, "correctness_note": _str, "correctness_method": _str}
+                 "correctness": _str, "correctness_note": _str, "correctness_method": _str, "rounds": _int,
+                 "bound": _str}
         fields = {name: kinds.get(name, _num)(data.get(name)) for name in cls.__dataclass_fields__}
         if fields["correctness"] is None and fields["ok"] is not None:  # captures before issue 16
             fields["correctness"] = "ok" if fields["ok"] else "wrong"
@@ -297,6 +325,19 @@ class MeasureSummary:
     def to_json(self) -> dict[str, Any]:
         """Return the dict meta.json stores."""
         return asdict(self)
+
+    @property
+    def speedup_interval(self) -> tuple[float, float] | None:
+        """Return (lower, upper) of the speedup when recorded and sane, else None (older captures)."""
+        lo, hi, mid = self.speedup_low, self.speedup_high, self.speedup
+        if lo is None or hi is None or mid is None or not lo <= mid <= hi:
+            return None
+        return lo, hi
+
+    def clear_difference(self) -> bool | None:
+        """Return False when the speedup's interval includes 1.0, True when it does not, None without one."""
+        interval = self.speedup_interval
+        return None if interval is None else not interval[0] <= 1.0 <= interval[1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,11 +361,17 @@ class Measurement:
     total_outside_us: float | None = None
     bandwidth: Bandwidth = Bandwidth()
     speedup: float | None = None
+    speedup_low: float | None = None  # issue 17: the speedup's interval over paired rounds
+    speedup_high: float | None = None
+    speedup_rounds: tuple[float, ...] = ()
+    method: Method | None = None  # None in older files: see timing()
+    cpu_per_call: Latency | None = None  # CPU time to issue one compiled call (GPU runs only)
 
     @classmethod
     def from_json(cls, data: Any) -> Measurement:
         d = _dict(data)
         kernels = _dict(d.get("kernels"))
+        paired = _dict(d.get("speedup_interval"))
         return cls(
             schema=_int(d.get("schema")), device=_str(d.get("device")), device_name=_str(d.get("device_name")),
             train=_bool(d.get("train")), dtype=_str(d.get("dtype")), compile_s=_num(d.get("compile_s")),
@@ -336,7 +383,22 @@ class Measurement:
             total_in_graphs_us=_num(kernels.get("total_in_graphs_us")),
             total_outside_us=_num(kernels.get("total_outside_us")),
             bandwidth=Bandwidth.from_json(d.get("bandwidth")), speedup=_num(d.get("speedup")),
+            speedup_low=_num(paired.get("low")), speedup_high=_num(paired.get("high")),
+            speedup_rounds=tuple(x for x in _list(paired.get("rounds")) if _num(x) is not None),
+            method=Method.from_json(d.get("method")), cpu_per_call=Latency.from_json(d.get("cpu_per_call")),
         )
+
+    def timing(self) -> Method:
+        """Return how the latency was measured: the recorded method, or the one inferred for an older file."""
+        return method_of(self)
+
+    def launch(self) -> LaunchBound | None:
+        """Return CPU vs GPU per compiled call (GPU runs), or None."""
+        return launch_bound(self)
+
+    def launch_overhead_us(self, graph_id: str) -> float | None:
+        """Return this graph's part of the time per call the GPU waits for launches, or None."""
+        return launch_overhead_us(self, graph_id)
 
     def graph_costs(self, graph_id: str) -> GraphCosts | None:
         """Return the costs of a graph id (the folder name, or an id ending in it, as discovery makes), or None."""
@@ -358,7 +420,14 @@ class Measurement:
             compiled_kernels_per_call=compiled.profile.kernels_per_call if compiled.profile else None,
             peak_gbps=self.bandwidth.peak_gbps, copy_gbps=self.bandwidth.copy_gbps, errors=len(self.errors),
             correctness=corr.status, correctness_note=corr.note, correctness_method=corr.method_line() or None,
-            eager_max_abs=corr.eager_max_abs)
+            eager_max_abs=corr.eager_max_abs, speedup_low=self.speedup_low, speedup_high=self.speedup_high,
+            eager_low_ms=eager.latency.ci_low_ms if eager.latency else None,
+            eager_high_ms=eager.latency.ci_high_ms if eager.latency else None,
+            compiled_low_ms=compiled.latency.ci_low_ms if compiled.latency else None,
+            compiled_high_ms=compiled.latency.ci_high_ms if compiled.latency else None,
+            rounds=compiled.latency.rounds if compiled.latency else None,
+            # older files keep the summary they were written with; the Viewer reads their verdict from launch()
+            bound=bound.bound if self.method is not None and (bound := self.launch()) else None)
 
 
 def read_measurement(folder: str | Path) -> Measurement | None:

@@ -16,6 +16,8 @@ from compile_viz.render import perf
 from tests.conftest import SAMPLE_RUNS
 
 BUNDLED = sorted(SAMPLE_RUNS.glob("*.zip"))
+ISSUE_17 = ("speedup_low", "speedup_high", "eager_low_ms", "eager_high_ms", "compiled_low_ms", "compiled_high_ms",
+            "rounds", "bound")
 
 
 def _read(zip_path, name: str) -> dict:
@@ -44,7 +46,8 @@ def test_from_json_keeps_every_field_of_a_real_file(zip_path):
             assert dict(row.library_kernels) == raw.get("library_kernels", {})
     assert m.bandwidth.peak_gbps == data["bandwidth"]["peak_gbps"]
     # the summary meta.json holds is the one the record makes, and reads back the same
-    later = ("correctness", "correctness_note", "correctness_method", "eager_max_abs")  # issue 16: newer captures only
+    later = ("correctness", "correctness_note", "correctness_method", "eager_max_abs",  # issue 16: newer captures
+             *ISSUE_17)
 
     def kept(d: dict) -> dict:
         return {k: v for k, v in d.items() if k not in later or k in meta["measure"]}

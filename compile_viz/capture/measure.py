@@ -3,29 +3,32 @@
 Called by `child.py` after the capture when `--measure` is on. torch is passed in (the child
 imports it); nothing here imports streamlit, plotly or the generated output_code.py.
 Correctness is `correctness.py` (PyTorch's accuracy-harness rules, randomness made equal).
-Timing follows `triton.testing.do_bench` on a GPU: L2 flushed before every call, CUDA events
-around each call, one synchronize at the end; on a CPU, wall time around each call.
+Timing is `timing.py`: rounds of eager and compiled interleaved, a median and an interval
+(issue 17); the method goes into measure.json beside the numbers.
 """
 
 from __future__ import annotations
 
 import contextlib
-import gc
-import statistics
 import time
 from pathlib import Path
 
-from compile_viz.capture import kernel_costs
+from compile_viz.capture import kernel_costs, spread
 from compile_viz.capture.correctness import check_correctness
+from compile_viz.capture.timing import (  # noqa: F401  (time_calls: bench/gpu_measure_check.py)
+    exclusive,
+    host_ms,
+    load_average,
+    speedup_rounds,
+    time_calls,
+    time_rounds,
+)
+from compile_viz.capture.timing import is_cuda as _is_cuda
+from compile_viz.capture.timing import reset_grads as _reset_grads
 from compile_viz.measurements import Measurement
 
-MIN_CALLS = 50
-MAX_CALLS = 1000
-TIMING_BUDGET_S = 2.0  # per variant (eager, compiled), beyond the minimum number of calls
-CPU_CAP_S = 30.0  # a CPU model slower than CPU_CAP_S / MIN_CALLS a call gets fewer calls (noted)
-WARMUP_S = 0.2
 PROFILE_STEPS = 3
-L2_FLUSH_BYTES = 256 * 1024 * 1024  # what do_bench zeroes before each call
+CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")  # torch.compile modes that record CUDA graphs
 
 
 def make_step(torch, fn, settings: dict, loss_fn):
@@ -46,79 +49,6 @@ def make_step(torch, fn, settings: dict, loss_fn):
 def _grad_tensors(torch, model, args) -> list:
     params = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
     return [t for t in params + [a for a in args if isinstance(a, torch.Tensor)] if t.requires_grad]
-
-
-def _reset_grads(tensors) -> None:
-    for t in tensors:
-        t.grad = None
-
-
-# --------------------------------------------------------------------------- latency
-
-
-def _is_cuda(device: str) -> bool:
-    return device.startswith("cuda")
-
-
-def time_calls(torch, step, args, device: str, *, grads=(), min_calls: int = MIN_CALLS,
-               budget_s: float = TIMING_BUDGET_S) -> dict:
-    """Return steady-state latency stats (ms) of step(args): warm-up discarded, >= min_calls timed."""
-    cuda = _is_cuda(device)
-    sync = torch.cuda.synchronize if cuda else (lambda: None)
-    warm, t0 = 0, time.perf_counter()
-    while warm < 3 or time.perf_counter() - t0 < WARMUP_S:
-        _reset_grads(grads)
-        step(args)
-        sync()
-        warm += 1
-        if warm >= 100:
-            break
-    estimate = (time.perf_counter() - t0) / warm
-    n = int(min(MAX_CALLS, max(min_calls, budget_s / max(estimate, 1e-6))))
-    note = ""
-    if not cuda and estimate * min_calls > CPU_CAP_S:
-        n = max(5, int(CPU_CAP_S / estimate))
-        note = f"{n} calls (one call takes {estimate:.2f} s on this CPU)"
-    gc_was_on = gc.isenabled()
-    gc.disable()  # a collection inside a timed call is noise, not the model's cost
-    try:
-        times = _cuda_times(torch, step, args, grads, n) if cuda else _wall_times(step, args, grads, n)
-    finally:
-        if gc_was_on:
-            gc.enable()
-    return _stats(times, warm, note, "cuda events, L2 flushed before each call" if cuda else "wall clock")
-
-
-def _cuda_times(torch, step, args, grads, n: int) -> list[float]:
-    flush = torch.empty(L2_FLUSH_BYTES // 4, dtype=torch.int32, device="cuda")
-    starts = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    ends = [torch.cuda.Event(enable_timing=True) for _ in range(n)]
-    torch.cuda.synchronize()
-    for i in range(n):
-        _reset_grads(grads)
-        flush.zero_()
-        starts[i].record()
-        step(args)
-        ends[i].record()
-    torch.cuda.synchronize()
-    return [s.elapsed_time(e) for s, e in zip(starts, ends, strict=True)]
-
-
-def _wall_times(step, args, grads, n: int) -> list[float]:
-    times = []
-    for _ in range(n):
-        _reset_grads(grads)
-        t = time.perf_counter()
-        step(args)
-        times.append((time.perf_counter() - t) * 1e3)
-    return times
-
-
-def _stats(times: list[float], warmup: int, note: str, method: str) -> dict:
-    q = statistics.quantiles(times, n=10) if len(times) >= 2 else [times[0]] * 9
-    return {"median_ms": statistics.median(times), "p10_ms": q[0], "p90_ms": q[-1], "min_ms": min(times),
-            "mean_ms": statistics.fmean(times), "stdev_ms": statistics.stdev(times) if len(times) > 1 else 0.0,
-            "calls": len(times), "warmup_calls": warmup, "method": method, "note": note}
 
 
 # --------------------------------------------------------------------------- profiler
@@ -261,10 +191,9 @@ def run_measurement(torch, *, model, compiled, calls, settings: dict, loss_fn, r
     """Measure eager vs compiled on the last input set; return (full measure.json data, meta summary)."""
     device = settings["device"]
     args = calls[-1]
-    eager_step = make_step(torch, model, settings, loss_fn)
-    compiled_step = make_step(torch, compiled, settings, loss_fn)
+    steps = {"eager": make_step(torch, model, settings, loss_fn), "compiled": make_step(torch, compiled, settings, loss_fn)}
     grads = _grad_tensors(torch, model, args) if settings["train"] else []
-    full: dict = {"schema": 1, "device": device, "device_name": hardware.get("gpu") or hardware.get("cpu"),
+    full: dict = {"schema": 2, "device": device, "device_name": hardware.get("gpu") or hardware.get("cpu"),
                   "train": settings["train"], "dtype": settings["dtype"], "compile_s": compile_s,
                   "input_set": len(calls) - 1, "errors": []}
 
@@ -275,20 +204,19 @@ def run_measurement(torch, *, model, compiled, calls, settings: dict, loss_fn, r
             full["errors"].append(f"{name}: {type(e).__name__}: {e}"[:400])
             return None
 
-    emit("measuring", "steady-state latency")
-    full["eager"] = {"latency": section("eager latency", lambda: time_calls(torch, eager_step, args, device, grads=grads))}
-    full["compiled"] = {"latency": section("compiled latency",
-                                           lambda: time_calls(torch, compiled_step, args, device, grads=grads))}
-    emit("measuring", "profiler: kernels per call")
-    for key, step in (("eager", eager_step), ("compiled", compiled_step)):
-        prof = section(f"{key} profile", lambda step=step: profile_calls(torch, step, args, device, grads=grads))
-        if prof:
-            records = prof.pop("records")
-            full[key]["profile"] = prof
-            if key == "compiled":
-                full["kernels"] = section("per-kernel attribution", lambda records=records, steps=prof["steps"]:
-                                          kernel_costs.attribute(records, load_graphs(run_dir / "debug"),
-                                                                 steps=steps))
+    emit("measuring", "steady-state latency: eager and compiled in interleaved rounds")
+    with exclusive() as waited:
+        load = load_average()
+        latency = _time_both(torch, steps, args, device, grads, section)
+        for key in steps:
+            full[key] = {"latency": latency.get(key)}
+        full["cpu_per_call"] = section("CPU time per call", lambda: host_ms(torch, steps["compiled"], args, device, grads=grads))
+        emit("measuring", "profiler: kernels per call")
+        for key, step in steps.items():
+            _profile(torch, key, step, args, device, grads, full, section, run_dir)
+        peak = kernel_costs.peak_bandwidth_gbps(hardware.get("gpu")) if _is_cuda(device) else None
+        full["bandwidth"] = {"peak_gbps": peak, "peak_source": "data sheet table" if peak else None,
+                             "copy_gbps": section("copy bandwidth", lambda: copy_bandwidth_gbps(torch, device))}
     _reset_grads(grads)
     # after the timing, so that the check's own compile (if any) cannot touch what was timed
     emit("measuring", "correctness: eager vs compiled, same seed")
@@ -296,18 +224,62 @@ def run_measurement(torch, *, model, compiled, calls, settings: dict, loss_fn, r
         torch, model=model, compiled=compiled, args=args, settings=settings, emit=emit,
         make_step=lambda fn, s: make_step(torch, fn, s, loss_fn)))
     _reset_grads(grads)
-    peak = kernel_costs.peak_bandwidth_gbps(hardware.get("gpu")) if _is_cuda(device) else None
-    full["bandwidth"] = {"peak_gbps": peak, "peak_source": "data sheet table" if peak else None,
-                         "copy_gbps": section("copy bandwidth", lambda: copy_bandwidth_gbps(torch, device))}
-    full["speedup"] = _speedup(full)
+    full["method"] = timing_method(torch, settings, latency, waited=waited, load=load)
+    full["speedup"], full["speedup_interval"] = _speedup(full)
     return full, summarize(full)
 
 
-def _speedup(full: dict) -> float | None:
+def _time_both(torch, steps: dict, args, device: str, grads, section) -> dict:
+    """Return {"eager": stats, "compiled": stats}, interleaved; each alone when the pair fails (one is then missing)."""
+    both = section("latency", lambda: time_rounds(torch, steps, args, device, grads=grads))
+    if both:
+        return both
+    return {key: section(f"{key} latency", lambda step=step: time_calls(torch, step, args, device, grads=grads))
+            for key, step in steps.items()}
+
+
+def _profile(torch, key: str, step, args, device: str, grads, full: dict, section, run_dir: Path) -> None:
+    prof = section(f"{key} profile", lambda: profile_calls(torch, step, args, device, grads=grads))
+    if not prof:
+        return
+    records = prof.pop("records")
+    full[key]["profile"] = prof
+    if key == "compiled":
+        full["kernels"] = section("per-kernel attribution", lambda: kernel_costs.attribute(
+            records, load_graphs(run_dir / "debug"), steps=prof["steps"]))
+
+
+def timing_method(torch, settings: dict, latency: dict, *, waited: float | None, load: float | None) -> dict:
+    """Return how the latency was measured, stored beside the numbers so that two runs can be compared."""
+    cuda = _is_cuda(settings["device"])
+    stats = latency.get("compiled") or latency.get("eager") or {}
+    try:
+        graphs_on = bool(torch._inductor.config.triton.cudagraphs)
+    except AttributeError:
+        graphs_on = False
+    what = "training step: forward, loss and backward" if settings["train"] else "forward under no_grad"
+    if settings.get("autocast_dtype"):
+        what += f", autocast {settings['autocast_dtype']}"
+    return {
+        "timed": f"one call of the model as captured ({what}), on the last input set",
+        "clock": "CUDA events around each call" if cuda else "wall clock around each call",
+        "rounds": stats.get("rounds"), "calls_per_round": {k: (v or {}).get("calls_per_round") for k, v in latency.items()},
+        "interleaved": len(latency) > 1, "warmup": "at least 3 calls and 0.2 s per variant, discarded",
+        "l2_flushed": cuda, "cuda_graphs": cuda and (settings.get("mode") in CUDA_GRAPH_MODES or graphs_on),
+        "interval": spread.INTERVAL, "gc": "off while timing",
+        "cpu_time": "CPU time to issue one compiled call with the GPU idle before it" if cuda else None,
+        "exclusive": waited is not None, "lock_waited_s": waited, "load_avg_1m": load,
+    }
+
+
+def _speedup(full: dict) -> tuple[float | None, dict | None]:
     e, c = (full.get(k, {}).get("latency") or {} for k in ("eager", "compiled"))
+    paired = speedup_rounds(e, c)
+    if paired:
+        return round(paired["speedup"], 3), paired
     if e.get("median_ms") and c.get("median_ms"):
-        return round(e["median_ms"] / c["median_ms"], 3)
-    return None
+        return round(e["median_ms"] / c["median_ms"], 3), None
+    return None, None
 
 
 def summarize(full: dict) -> dict:
