@@ -17,6 +17,7 @@ from compile_viz.compare import (
     graph_rows,
     load_side,
     run_rows,
+    timing_note,
 )
 from compile_viz.compare.model import CLASSES
 from compile_viz.compare.pairing import parse_pairs
@@ -104,6 +105,8 @@ def text_lines(diff, *, show_same: bool = False) -> list[str]:
     numbers and the groups that changed (all of them with show_same)."""
     lines = [_side_line("A", diff.a), _side_line("B", diff.b), "", f"{'':<20} {'A':>12} {'B':>12}   B - A"]
     lines += _rows(run_rows(diff.a, diff.b))
+    if note := timing_note(diff.a, diff.b):
+        lines.append(note[1])
     for gm in diff.graphs:
         lines += _graph_lines(diff, gm, show_same)
     return lines

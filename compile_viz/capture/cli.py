@@ -128,8 +128,40 @@ def measure_line(meta: dict) -> str | None:
         verdict = f"wrong: {s.correctness_note}"
     elif s.correctness == "not comparable" and s.correctness_note:
         verdict = s.correctness_note
-    speed = f"{s.speedup:.2f}x" if s.speedup else "unknown"
-    return f"measured: correctness {verdict}; speedup {speed} (details in measure.json)"
+    return (f"measured: correctness {verdict};{_latency_words(s)} {speedup_words(s)}{_bound_words(s)} "
+            "(details in measure.json)")
+
+
+def _ms(mid: float | None, lo: float | None, hi: float | None) -> str:
+    unit, k = ("ms", 1.0) if (mid or 0) >= 1 else ("µs", 1e3)
+    text = f"{mid * k:.3g} {unit}"
+    return text + (f" [{lo * k:.3g}-{hi * k:.3g}]" if lo is not None and hi is not None else "")
+
+
+def _latency_words(s: MeasureSummary) -> str:
+    if s.compiled_median_ms is None or s.eager_median_ms is None:
+        return ""
+    return (f" compiled {_ms(s.compiled_median_ms, s.compiled_low_ms, s.compiled_high_ms)} vs eager "
+            f"{_ms(s.eager_median_ms, s.eager_low_ms, s.eager_high_ms)} per call;")
+
+
+def speedup_words(s: MeasureSummary) -> str:
+    """Return "speedup 1.39x (95% interval 1.30-1.45x, 7 rounds)", "no clear difference (…)" or the bare figure."""
+    if not s.speedup:
+        return "speedup unknown"
+    interval = s.speedup_interval
+    if interval is None:
+        return f"speedup {s.speedup:.2f}x"
+    spread = f"{s.speedup:.2f}x, 95% interval {interval[0]:.2f}-{interval[1]:.2f}x, {s.rounds or '?'} rounds"
+    if s.clear_difference() is False:
+        return f"speedup: no clear difference ({spread})"
+    return f"speedup {spread.replace('x, 95%', 'x (95%', 1)})"
+
+
+def _bound_words(s: MeasureSummary) -> str:
+    if s.bound == "launch-bound":
+        return "; launch-bound: the CPU issuing kernels sets the time (try mode=reduce-overhead, bigger batches)"
+    return ""
 
 
 def cmd_capture_all(args) -> int:

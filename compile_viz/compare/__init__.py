@@ -14,12 +14,12 @@ from compile_viz.compare.match import match_graph
 from compile_viz.compare.model import CLASSES, SAME, GraphMatch, LaunchRef, MatchGroup
 from compile_viz.compare.pairing import pair_graphs
 from compile_viz.compare.sides import CompareError, Side, load_side, make_side
-from compile_viz.compare.summary import Row, graph_rows, row_json, run_rows
+from compile_viz.compare.summary import Row, graph_rows, row_json, run_rows, timing_note
 from compile_viz.measurements import GraphCosts
 
 __all__ = ["CLASSES", "SAME", "CompareError", "GraphMatch", "LaunchRef", "MatchGroup", "Row", "RunDiff", "Side",
            "diff_json", "diff_runs", "graph_costs", "graph_rows", "load_side", "make_side", "match_pair", "pairs_of",
-           "row_json", "run_rows"]
+           "row_json", "run_rows", "timing_note"]
 
 
 @dataclass(frozen=True)
@@ -72,9 +72,16 @@ def _side_json(side: Side) -> dict:
         "inductor_options": (meta.get("options") or {}).get("inductor_options") or {},
         "torch": versions.get("torch"), "compile_s": side.compile_s, "graph_breaks": side.graph_breaks,
         "measured": None if s is None else {"latency_ms": s.compiled_median_ms, "speedup": s.speedup,
-                                            "kernels_per_call": s.compiled_kernels_per_call},
+                                            "kernels_per_call": s.compiled_kernels_per_call,
+                                            "latency_interval_ms": _pair(s.compiled_low_ms, s.compiled_high_ms),
+                                            "speedup_interval": _pair(s.speedup_low, s.speedup_high),
+                                            "method": side.measurement.timing().line() if side.measurement else None},
         "graphs": graphs,
     }
+
+
+def _pair(lo: float | None, hi: float | None) -> list[float] | None:
+    return None if lo is None or hi is None else [lo, hi]
 
 
 def _ref_json(ref: LaunchRef) -> dict:
@@ -85,9 +92,11 @@ def diff_json(diff: RunDiff) -> dict:
     """Return the comparison as `compile-viz diff --json` prints it:
     {"a": {...}, "b": {...}, "graphs": [{"a", "b", "groups": [{"class", "fx_nodes", "a_launches",
     "b_launches", "a_time_ms", "b_time_ms"}]}]}."""
+    note = timing_note(diff.a, diff.b)
     return {
         "a": _side_json(diff.a),
         "b": _side_json(diff.b),
+        "timing_comparable": None if note is None else {"comparable": note[0], "note": note[1]},
         "graphs": [
             {"a": gm.a, "b": gm.b, "groups": [
                 {"class": g.cls, "fx_nodes": list(g.fx_nodes), "a_launches": [_ref_json(r) for r in g.a],

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 
 from compile_viz.compare.sides import Side
 from compile_viz.linking.model import GraphIndex
-from compile_viz.measurements import GraphCosts
+from compile_viz.measurements import GraphCosts, MeasureSummary
+from compile_viz.timing_method import comparable
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,12 +62,35 @@ def run_rows(a: Side, b: Side) -> list[Row]:
     if sa is not None and sb is not None:
         rows += [
             Row("latency (compiled)", sa.compiled_median_ms, sb.compiled_median_ms, " ms", "lower", 3,
-                "median time per call of the compiled model"),
-            Row("speedup over eager", sa.speedup, sb.speedup, "x", "higher", 2),
+                "median time per call of the compiled model" + _intervals(sa, sb, "compiled_low_ms",
+                                                                          "compiled_high_ms", " ms")),
+            Row("speedup over eager", sa.speedup, sb.speedup, "x", "higher", 2,
+                "eager over compiled" + _intervals(sa, sb, "speedup_low", "speedup_high", "x")),
             Row("kernels per call", sa.compiled_kernels_per_call, sb.compiled_kernels_per_call, better="lower",
                 digits=1, help="GPU kernels the compiled model launches per call (profiler)"),
         ]
     return rows
+
+
+def _intervals(sa: MeasureSummary, sb: MeasureSummary, low: str, high: str, unit: str) -> str:
+    """Return "; 95% intervals A 1.2-1.4x, B none" for a row's help."""
+    def one(s: MeasureSummary) -> str:
+        lo, hi = getattr(s, low), getattr(s, high)
+        return "none (older capture)" if lo is None or hi is None else f"{lo:.3g}-{hi:.3g}{unit}"
+
+    return f"; 95% intervals: A {one(sa)}, B {one(sb)}"
+
+
+def timing_note(a: Side, b: Side) -> tuple[bool | None, str] | None:
+    """Return (comparable, one sentence) on whether the two runs' timings compare; None unless both were measured."""
+    if a.measurement is None or b.measurement is None:
+        return None
+    ok, reasons = comparable(a.measurement, b.measurement)
+    if ok:
+        return True, f"Timings comparable: both measured the same way ({a.measurement.timing().line()})."
+    if ok is None:
+        return None, "Timings may not be comparable: " + "; ".join(reasons) + "."
+    return False, "Timings not comparable: " + "; ".join(reasons) + "."
 
 
 def graph_rows(a: GraphIndex | None, b: GraphIndex | None, a_costs: GraphCosts | None = None,

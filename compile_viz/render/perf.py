@@ -12,10 +12,13 @@ from html import escape
 
 import plotly.graph_objects as go
 
-from compile_viz.measurements import KernelCost, MeasureSummary
+from compile_viz.measurements import KernelCost, Measurement, MeasureSummary
 from compile_viz.render.palette import SELECTED, kind_color, kind_label
+from compile_viz.timing_method import LaunchBound, Method
 
-SAME_WITHIN = 0.05  # a speedup within 5% of 1 is "about the same"
+SAME_WITHIN = 0.05  # without an interval (older captures), a speedup within 5% of 1 is "about the same"
+OVERHEAD = "launch overhead (GPU idle)"
+OVERHEAD_COLOR = "#adb5bd"
 
 
 def _timed(rows: Sequence[KernelCost]) -> list[KernelCost]:
@@ -26,10 +29,20 @@ def _short(name: str, limit: int = 48) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
-def kernel_time_figure(rows: Sequence[KernelCost], *, selected: str | None = None, unit_label: str = "GPU time") -> go.Figure:
-    """Return a horizontal bar chart of time per call per kernel, largest on top, coloured by kind."""
+def kernel_time_figure(rows: Sequence[KernelCost], *, selected: str | None = None, unit_label: str = "GPU time",
+                       overhead_us: float | None = None) -> go.Figure:
+    """Return a horizontal bar chart of time per call per kernel, largest on top, coloured by kind.
+
+    `overhead_us`: this graph's part of the time per call the GPU sits idle waiting for launches,
+    drawn as its own grey bar (not clickable: it is no kernel).
+    """
     rows = _timed(rows)
     fig = go.Figure()
+    if overhead_us:
+        fig.add_bar(y=[OVERHEAD], x=[overhead_us], orientation="h", name=OVERHEAD, marker_color=OVERHEAD_COLOR,
+                    marker_pattern_shape="/", customdata=[[""]],
+                    hovertemplate="%{x:.1f} µs per call: the GPU waits for the CPU to launch kernels<br>"
+                                  "(idle time per call, this graph's share of the launches)<extra></extra>")
     for kind in dict.fromkeys(r.kind for r in rows):
         mine = [r for r in rows if r.kind == kind]
         fig.add_bar(
@@ -41,9 +54,10 @@ def kernel_time_figure(rows: Sequence[KernelCost], *, selected: str | None = Non
             hovertemplate="%{customdata[0]}<br>%{x:.1f} µs per call · %{customdata[1]:.1%} of compiled kernel time"
                           "<br>%{customdata[2]} launches per call<extra></extra>",
         )
-    order = [_short(r.kernel) for r in rows]
+    bars = [(_short(r.kernel), r.time_us) for r in rows] + ([(OVERHEAD, overhead_us)] if overhead_us else [])
+    order = [label for label, _ in sorted(bars, key=lambda b: -b[1])]
     fig.update_layout(
-        barmode="overlay", height=max(220, 60 + 22 * len(rows)), margin=dict(l=10, r=10, t=30, b=40),
+        barmode="overlay", height=max(220, 60 + 22 * len(order)), margin=dict(l=10, r=10, t=30, b=40),
         xaxis_title=f"{unit_label} per call (µs)", legend_title_text="kind", clickmode="event+select",
         yaxis=dict(categoryorder="array", categoryarray=order[::-1], automargin=True),
         title=dict(text=f"{len(rows)} kernels by {unit_label.lower()}", font_size=13),
@@ -83,8 +97,21 @@ def _ms(value: float | None) -> str:
     return f"{value * 1e3:.1f} µs" if value < 1 else f"{value:.2f} ms"
 
 
+def _ms_range(mid: float | None, lo: float | None, hi: float | None) -> str:
+    """Return "0.41 ms [0.40–0.42]" (the bracket only when the interval is known)."""
+    if mid is None or lo is None or hi is None:
+        return _ms(mid)
+    if mid < 1:
+        return f"{mid * 1e3:.1f} µs [{lo * 1e3:.1f}–{hi * 1e3:.1f}]"
+    return f"{mid:.2f} ms [{lo:.2f}–{hi:.2f}]"
+
+
 def verdict(summary: MeasureSummary) -> tuple[str, str]:
-    """Return (word, sentence): whether compiling paid off, from meta.json's `measure` summary."""
+    """Return (word, sentence): whether compiling paid off, from meta.json's `measure` summary.
+
+    With an interval (issue 17) a speedup whose 95% interval includes 1.0 is "no clear difference";
+    without one (older captures) a speedup within SAME_WITHIN of 1 is "about the same".
+    """
     s = summary.speedup
     if summary.ok is False:
         return "mismatch", ("Compiled results are wrong: they differ from eager beyond what PyTorch's accuracy "
@@ -92,11 +119,28 @@ def verdict(summary: MeasureSummary) -> tuple[str, str]:
     if s is None:
         return "unknown", "No steady-state timing was recorded."
     e, c = _ms(summary.eager_median_ms), _ms(summary.compiled_median_ms)
+    interval = summary.speedup_interval
+    if interval is not None:
+        lo, hi = interval
+        spread = f"95% interval {lo:.2f}–{hi:.2f}x over {summary.rounds or '?'} rounds"
+        if summary.clear_difference() is False:
+            return "same", (f"No clear difference: compiled {c} vs eager {e} per call; the speedup {s:.2f}x has a "
+                            f"{spread} that includes 1.0.")
+        if s > 1:
+            return "faster", f"Compiled is {s:.2f}x faster ({spread}): {c} vs eager {e} per call."
+        return "slower", (f"Compiled is slower here ({s:.2f}x, {spread}): {c} vs eager {e} per call. "
+                          "Overhead outweighs fusion at this size.")
     if abs(s - 1) <= SAME_WITHIN:
         return "same", f"About the same speed: compiled {c} vs eager {e} per call."
     if s > 1:
         return "faster", f"Compiled is {s:.2f}x faster: {c} vs eager {e} per call."
     return "slower", f"Compiled is slower here ({s:.2f}x): {c} vs eager {e} per call. Overhead outweighs fusion at this size."
+
+
+def _steady_help(summary: MeasureSummary) -> str:
+    if summary.speedup_interval is not None or summary.compiled_low_ms is not None:
+        return f"median of {summary.rounds or '?'} rounds [95% interval], warm-up discarded"
+    return "median per call, warm-up discarded; no interval (captured before intervals were recorded)"
 
 
 def summary_html(summary: MeasureSummary | None) -> str:
@@ -107,8 +151,9 @@ def summary_html(summary: MeasureSummary | None) -> str:
     color = {"faster": "#2a9d8f", "slower": "#e76f51", "mismatch": "#d62828"}.get(word, "#6c757d")
     rows = [
         ("Correctness", correctness_word(summary), _error_text(summary)),
-        ("Steady state", f"{_ms(summary.eager_median_ms)} → {_ms(summary.compiled_median_ms)}",
-         "median per call, warm-up discarded"),
+        ("Steady state", f"{_ms_range(summary.eager_median_ms, summary.eager_low_ms, summary.eager_high_ms)} → "
+                         f"{_ms_range(summary.compiled_median_ms, summary.compiled_low_ms, summary.compiled_high_ms)}",
+         _steady_help(summary)),
         ("Kernels per call", f"{_num(summary.eager_kernels_per_call)} → "
                              f"{_num(summary.compiled_kernels_per_call)}", "eager → compiled, torch.profiler"),
         ("First call", _s(summary.compile_s), "compile included, not in the steady state"),
@@ -125,6 +170,44 @@ def summary_html(summary: MeasureSummary | None) -> str:
     return (f"<div style='font-size:14px'><div style='font-weight:600;color:{color}'>{escape(sentence)}</div>"
             f"{note}<table style='font-size:13px;margin-top:4px'>{body}</table>{method}"
             f"<div style='color:#6c757d;font-size:12px'>{device}</div></div>")
+
+
+def method_html(method: Method | None) -> str:
+    """Return "Timed: …" (how the latency was measured) as a small grey line; "" without a measurement."""
+    if method is None:
+        return ""
+    return f"<div class='cv-method' style='color:#6c757d;font-size:12px'>Timed: {escape(method.line())}</div>"
+
+
+def launch_note(lb: LaunchBound | None) -> str:
+    """Return the plain-words launch-bound note ("" unless the CPU sets the pace of a compiled GPU call)."""
+    if lb is None or lb.bound != "launch-bound":
+        return ""
+    cpu = (f" The CPU needs {_ms(lb.cpu_ms)} to issue one call" + (f" ({lb.launches:g} kernel launches)."
+                                                                    if lb.launches else ".")
+           if lb.cpu_ms is not None else
+           " (Inferred from latency against kernel time: this capture has no CPU time per call.)")
+    helps = ("This run already uses CUDA graphs; bigger batches give each launch more work."
+             if lb.cuda_graphs else
+             "What helps: CUDA graphs (torch.compile(mode=\"reduce-overhead\")), which replay all the launches "
+             "at once, and bigger batches, which give each launch more work.")
+    return (f"Launch-bound: the CPU issuing kernels, not the GPU running them, sets the time. Of each "
+            f"{_ms(lb.latency_ms)} call the GPU runs kernels for {_ms(lb.gpu_ms)} ({lb.busy:.0%}) and waits "
+            f"for launches the rest.{cpu} Faster kernels will not make this call faster. {helps}")
+
+
+def launch_html(lb: LaunchBound | None) -> str:
+    """Return the launch-bound note as escaped HTML ("" when not launch-bound)."""
+    text = launch_note(lb)
+    return (f"<div class='cv-launch-bound' style='background:#fff3cd;border-left:4px solid #b5830f;padding:6px 8px;"
+            f"font-size:13px;margin:4px 0'>{escape(text)}</div>") if text else ""
+
+
+def timing_html(full: Measurement | None) -> str:
+    """Return the method line and the launch-bound note of a measurement ("" without one)."""
+    if full is None:
+        return ""
+    return method_html(full.timing()) + launch_html(full.launch())
 
 
 def correctness_word(summary: MeasureSummary) -> str:

@@ -17,6 +17,7 @@ from compile_viz.compare import (
     make_side,
     match_pair,
     pairs_of,
+    timing_note,
 )
 from compile_viz.compare import run_rows as summary_rows
 from compile_viz.compare.model import SAME
@@ -93,6 +94,8 @@ def page() -> None:
         return
     st.subheader(f"{a.title}  vs  {b.title}")
     st.html(rows_html(summary_rows(a, b), "A", "B"))
+    if note := timing_note(a, b):
+        (st.caption if note[0] else st.warning)(note[1])
     overrides = parse_pairs(state.get("pair"))
     pairs = pairs_of(a, b, overrides)
     a_id, b_id = _graph_pair(a, b, pairs, overrides)

@@ -1,4 +1,5 @@
-"""The "verify the win" panel: eager vs compiled verdict, per-kernel time and bandwidth; clicks select."""
+"""The "verify the win" panel: eager vs compiled verdict with its interval, how it was timed, the
+launch-bound note, per-kernel time (launch overhead as its own bar) and bandwidth; clicks select."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def _clicked(event) -> str | None:
 def perf_panel(run: RunInfo, graph_id: str, selected_kernel: str | None = None) -> str | None:
     """Draw the panel for one graph; return the kernel name clicked in a chart, else `selected_kernel`."""
     summary, full = measured(run)
-    st.html(perf.summary_html(summary))
+    st.html(perf.summary_html(summary) + perf.timing_html(full))
     costs = full.graph_costs(graph_id) if full else None
     if not costs:
         if summary:
@@ -37,7 +38,8 @@ def perf_panel(run: RunInfo, graph_id: str, selected_kernel: str | None = None) 
         return selected_kernel
     rows, bw = costs.kernels, full.bandwidth
     fig = perf.kernel_time_figure(rows, selected=selected_kernel,
-                                  unit_label="CPU time" if full.device == "cpu" else "GPU time")
+                                  unit_label="CPU time" if full.device == "cpu" else "GPU time",
+                                  overhead_us=full.launch_overhead_us(graph_id))
     event = st.plotly_chart(fig, on_select="rerun", selection_mode="points", key=f"perf_time:{graph_id}",
                             use_container_width=True)
     clicked = _clicked(event)
