@@ -165,3 +165,15 @@ def test_no_section_for_a_run_without_a_trace(store):
     at = run_app(ROOT / "app.py", run=run)
     no_errors(at)
     assert not any(e.label.startswith("Compile: guards") for e in at.expander)
+
+
+def test_the_default_run_skips_a_trace_with_no_graph(store):
+    from compile_viz.trace_import import import_path
+    from compile_viz.ui.runs import default_run_key
+
+    simple = import_path(store, TRACES / "simple.log").run
+    import_path(store, TRACES / "comp_failure.log")  # newer, but nothing for the Viewer to draw
+    assert default_run_key(store) == simple.id
+    at = run_app(ROOT / "app.py")
+    no_errors(at)
+    assert at.subheader[0].value.startswith("simple · ")

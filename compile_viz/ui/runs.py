@@ -69,10 +69,11 @@ def teaching_note(meta: dict) -> str:
 
 
 def default_run_key(store: RunStore) -> str | None:
-    """Return the latest complete run in the store, else the first bundled run (gpt_small first)."""
-    latest = store.list_runs(status="complete", limit=1)
-    if latest:
-        return latest[0].id
+    """Return the latest complete run in the store with a graph to show (a trace of a failed compile
+    has none), else the first bundled run (gpt_small first)."""
+    for run in store.list_runs(status="complete", limit=20):
+        if not run.meta.get("trace") or graph_count(run.meta):
+            return run.id
     names = [b.name for b in bundled_runs()]
     if not names:
         return None
