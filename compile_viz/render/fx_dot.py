@@ -31,6 +31,8 @@ class GraphView:
     selected_launches: frozenset[int] = field(default_factory=frozenset)
     selected_nodes: frozenset[str] = field(default_factory=frozenset)
     hops: int = 0  # > 0: only nodes within `hops` edges of the selection, all opened up
+    modules: bool = False  # launches grouped into modules (linking/hierarchy.py), `opened` open
+    opened: frozenset[str] = field(default_factory=frozenset)  # group ids, with modules=True
     link: str = ""  # query-string prefix ("?run=..&graph=..") for clickable nodes; "" = none
 
 

@@ -32,7 +32,8 @@ export default function(component) {
     const href = a.getAttribute('xlink:href') || a.getAttribute('href') || '';
     const q = new URLSearchParams(href.split('?')[1] || '');
     e.preventDefault();
-    setTriggerValue('select', {kernel: q.get('kernel') || '', launch: q.get('launch') || '', node: q.get('node') || ''});
+    setTriggerValue('select', {kernel: q.get('kernel') || '', launch: q.get('launch') || '', node: q.get('node') || '',
+                               open: q.get('open') || '', close: q.get('close') || ''});
   };
   box.addEventListener('click', onClick);
   const sel = box.querySelector('.cv-sel, .cv-sel-cluster');
@@ -54,7 +55,7 @@ _component = st.components.v2.component("compile_viz.fx_graph", js=_JS, css=_CSS
 
 
 def graph_widget(panel_html: str, *, key: str, on_select: Callable[[dict], None]) -> None:
-    """Show `panel_html` (svg.svg_panel); call `on_select({kernel, launch, node})` on a click."""
+    """Show `panel_html` (svg.svg_panel); call `on_select({kernel, launch, node, open, close})` on a click."""
 
     result = _component(data={"html": panel_html}, key=key, on_select_change=lambda: None)
     value = getattr(result, "select", None)

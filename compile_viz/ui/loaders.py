@@ -10,9 +10,12 @@ from __future__ import annotations
 import streamlit as st
 
 from compile_viz.artifacts import DebugParse, parse_path
+from compile_viz.artifacts.module_paths import read_dynamo_inputs
 from compile_viz.linking import build_index
+from compile_viz.linking.hierarchy import Hierarchy, graph_hierarchy
 from compile_viz.linking.model import GraphIndex
 from compile_viz.render.fx_dot import GraphView, fx_dot, layout_view, selection_ids
+from compile_viz.render.hierarchy_dot import hierarchy_dot
 from compile_viz.render.svg import dot_to_svg, mark_svg
 from compile_viz.store import RunStore
 from compile_viz.ui.runs import RunInfo, find_source, path_stamp, resolve
@@ -54,11 +57,32 @@ def load_index(key: str, graph_id: str) -> GraphIndex:
     return _index(key, path_stamp(key), graph_id)
 
 
+@st.cache_resource(max_entries=8, show_spinner=False)
+def _dynamo_inputs(key: str, stamp: float) -> list:
+    info = run_info(key)
+    return read_dynamo_inputs(str(info.run_dir or info.debug_path))
+
+
+@st.cache_resource(max_entries=32, show_spinner="Grouping launches by module…")
+def _hierarchy(key: str, stamp: float, graph_id: str, fx_name: str) -> Hierarchy:
+    parse = load_parse(key)
+    return graph_hierarchy(parse.graphs, parse.graph(graph_id), load_index(key, graph_id),
+                           _dynamo_inputs(key, stamp), fx_name)
+
+
+def load_hierarchy(key: str, graph_id: str, fx_name: str) -> Hierarchy:
+    """The graph's launches grouped by module (repeated structure, source line): cached per run and graph."""
+    return _hierarchy(key, path_stamp(key), graph_id, fx_name)
+
+
 @st.cache_data(max_entries=256, show_spinner="Laying out the graph…")
 def _svg(key: str, stamp: float, graph_id: str, fx_name: str, view_key: str, _view: GraphView) -> str:
     graph = load_parse(key).graph(graph_id)
     fx = graph.artifact(fx_name)
-    return dot_to_svg(fx_dot(fx, load_index(key, graph_id), _view))
+    index = load_index(key, graph_id)
+    if _view.modules and not _view.hops:
+        return dot_to_svg(hierarchy_dot(fx, index, load_hierarchy(key, graph_id, fx_name), _view))
+    return dot_to_svg(fx_dot(fx, index, _view))
 
 
 def load_svg(key: str, graph_id: str, fx_name: str, view: GraphView) -> str:

@@ -36,5 +36,5 @@ def link_prefix() -> str:
     """Return "?run=..&graph=..&view=.." for links that keep the run, graph and view."""
     from urllib.parse import quote
 
-    keep = [(k, get(k)) for k in ("run", "graph", "view", "layout", "hops") if get(k)]
+    keep = [(k, get(k)) for k in ("run", "graph", "view", "layout", "hops", "open") if get(k)]
     return "?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in keep)

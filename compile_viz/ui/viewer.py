@@ -11,7 +11,8 @@ from compile_viz.render.notes import ARTIFACT_NOTES
 from compile_viz.render.selection import select
 from compile_viz.render.summary import Card, cards_html, graph_break_rows, graph_cards, run_cards
 from compile_viz.store import StoreError
-from compile_viz.ui import loaders, panes, state
+from compile_viz.linking.hierarchy import HIERARCHY_ABOVE, first_open
+from compile_viz.ui import hierarchy_ui, loaders, panes, state
 from compile_viz.ui.compile_section import compile_section
 from compile_viz.ui.fusion_panel import fusion_panel
 from compile_viz.ui.perf_panel import kernel_cost_caption, perf_panel
@@ -19,7 +20,7 @@ from compile_viz.ui.runs import default_run_key, teaching_note
 
 COLLAPSE_ABOVE = 300  # nodes: above this a graph opens collapsed, one box per launch
 VIEWS = {POST_GRAD: "post-grad graph", AOT: "AOT graph"}
-LAYOUTS = ("auto", "full", "collapsed")
+LAYOUTS = ("auto", "modules", "collapsed", "full")
 
 
 def page() -> None:
@@ -55,7 +56,10 @@ def page() -> None:
     fx_name, view, zoom, sel = _controls(info.key, graph, index)
     left, right = st.columns([3, 2], gap="small")
     with left:
-        panes.graph_pane(info, graph, index, fx_name, view, zoom, lambda click: _clicked(index, fx_name, click))
+        if view.modules and not view.hops:
+            hierarchy_ui.caption(loaders.load_hierarchy(info.key, graph.id, fx_name), view.opened)
+        panes.graph_pane(info, graph, index, fx_name, view, zoom, lambda click: _clicked(info.key, graph.id, index, fx_name,
+                                                                                          view, click))
     with right:
         panes.code_pane(graph, index, sel)
         cost = kernel_cost_caption(info, graph.id, sel.kernel) if sel.kernel else ""
@@ -102,6 +106,7 @@ def _graph_selector(parse):
         state.update(graph=choice)
         if current != choice:
             state.clear_selection()
+            state.update(open=None)  # group ids are per graph
             st.rerun()
     return parse.graph(choice)
 
@@ -135,8 +140,11 @@ def _controls(key: str, graph, index):
     n_nodes = len(fx.nodes) if fx else 0
     layout = state.get("layout", "auto")
     layout = layout if layout in LAYOUTS else "auto"
-    lay = c2.radio(f"Layout ({n_nodes} nodes)", LAYOUTS, index=LAYOUTS.index(layout), horizontal=True,
-                   key=f"layout_sel:{layout}", help=f"auto: collapsed above {COLLAPSE_ABOVE} nodes")
+    lay = c2.radio(f"Layout ({n_nodes} nodes, {len(index.launches)} launches)", LAYOUTS,
+                   index=LAYOUTS.index(layout), horizontal=True, key=f"layout_sel:{layout}",
+                   help=f"modules: launches grouped by module, opened one level at a time; collapsed: one box "
+                        f"per launch; full: every node. auto: modules above {HIERARCHY_ABOVE} launches, "
+                        f"collapsed above {COLLAPSE_ABOVE} nodes")
     if lay != layout:
         state.update(layout=lay)
         st.rerun()
@@ -148,17 +156,26 @@ def _controls(key: str, graph, index):
         st.rerun()
     zoom = c4.selectbox("Zoom", (1.0, 0.75, 0.5, 0.3, 1.5), format_func=lambda z: f"{z:.0%}", key="zoom")
     sel = _selection(index, fx_name, fx)
-    collapsed = layout == "collapsed" or (layout == "auto" and n_nodes > COLLAPSE_ABOVE)
+    modules = fx is not None and (layout == "modules" or (layout == "auto" and len(index.launches) > HIERARCHY_ABOVE))
+    collapsed = modules or layout == "collapsed" or (layout == "auto" and n_nodes > COLLAPSE_ABOVE)
+    hops = hops if not sel.empty else 0
+    opened: frozenset[str] = frozenset()
+    if modules and not hops:  # only the open groups are laid out; the selection's path is kept open
+        h = loaders.load_hierarchy(key, graph.id, fx_name)
+        opened = hierarchy_ui.opened_groups(h, first_open(h), sel.launches)
     # Collapsed stays collapsed on a selection: its launch is marked in place, drawn apart (panes).
     view = GraphView(graph=fx_name, collapsed=collapsed, selected_launches=sel.launches, selected_nodes=sel.nodes,
-                     hops=hops if not sel.empty else 0, link=state.link_prefix())
+                     hops=hops, modules=modules, opened=opened, link=state.link_prefix())
     return fx_name, view, zoom, sel
 
 
-def _clicked(index, fx_name, click: dict) -> None:
-    """A click in the graph: a node selects itself and its kernel, a kernel box its launch."""
+def _clicked(key: str, graph_id: str, index, fx_name, view: GraphView, click: dict) -> None:
+    """A click in the graph: a node selects itself and its kernel, a kernel box its launch, a
+    group box opens, an open group's title closes."""
     node = click.get("node") or ""
-    if node:
+    if click.get("open") or click.get("close"):
+        hierarchy_ui.toggle(loaders.load_hierarchy(key, graph_id, fx_name), view.opened, click)
+    elif node:
         s = select(index, fx_name, node=node)
         first = min(s.launches) if s.launches else None
         state.update(node=node, kernel=index.launches[first].kernel if first is not None else None, launch=first)

@@ -1,0 +1,122 @@
+"""A big graph drawn one level at a time: closed groups of launches as single boxes, open groups
+as clusters of their children, launches as the collapsed view draws them (fx_dot).
+
+Only what is visible is laid out: the first view of a thousand-launch backward is a handful of
+boxes; opening the 48 blocks adds 48. Edges are the data flow between visible boxes, reduced to
+what no longer path implies.
+"""
+
+from __future__ import annotations
+
+from compile_viz.artifacts.model import FxGraph
+from compile_viz.linking.hierarchy import Hierarchy, LaunchGroup
+from compile_viz.linking.model import GraphIndex
+from compile_viz.render.fx_dot import (
+    GraphView,
+    _attrs,
+    _href,
+    _launch_box,
+    dot_quote,
+    node_launches,
+    transitive_reduction,
+)
+from compile_viz.render.palette import kind_label
+
+GROUP_FILL, OPEN_FILL = "#eef2ff", "#f8f9fa"
+
+
+def group_ids(group_id: str) -> tuple[str, str]:
+    """The SVG ids of a group drawn closed (a box) and open (a cluster)."""
+    return f"cvG_{group_id}", f"cvO_{group_id}"
+
+
+def _kinds_line(index: GraphIndex, g: LaunchGroup) -> str:
+    counts: dict[str, int] = {}
+    for i in g.launches:
+        k = index.launches[i].kind
+        counts[k] = counts.get(k, 0) + 1
+    return ", ".join(f"{n} {kind_label(k)}" for k, n in sorted(counts.items(), key=lambda t: -t[1]))
+
+
+def _group_box(index: GraphIndex, g: LaunchGroup, view: GraphView) -> str:
+    n = len(g.launches)
+    label = f"{g.label}\n{n} launch{'es' if n != 1 else ''}" + (f"\n{g.pattern}" if g.pattern else "")
+    attrs = {"shape": "box3d", "style": "filled", "fillcolor": GROUP_FILL, "label": label,
+             "tooltip": f"{g.label}: {_kinds_line(index, g)}. Click to open.", "id": group_ids(g.id)[0]}
+    if view.link:
+        attrs.update(URL=_href(view, open=g.id), target="_top")
+    return f"  {dot_quote('G:' + g.id)} [{_attrs(attrs)}];"
+
+
+def _cluster_head(index: GraphIndex, g: LaunchGroup, view: GraphView, depth: int) -> list[str]:
+    label = f"{g.label} ({len(g.launches)} launches{', ' + g.pattern if g.pattern else ''}) ▾"
+    attrs = {"label": label, "style": "filled,rounded", "fillcolor": OPEN_FILL if depth % 2 else "#ffffff",
+             "color": "#868e96", "tooltip": f"{g.label}: {_kinds_line(index, g)}. Click the title to close.",
+             "id": group_ids(g.id)[1], "fontsize": "10"}
+    if view.link:
+        attrs.update(URL=_href(view, close=g.id), target="_top")
+    return [f"  subgraph {dot_quote('cluster_G:' + g.id)} {{", *(f"    {k}={dot_quote(v)};" for k, v in attrs.items())]
+
+
+def visible_units(h: Hierarchy, opened: frozenset[str]) -> dict[int, str]:
+    """Launch -> the box it is drawn in: its own ("L3") or its outermost closed group's ("G:blocks")."""
+    unit: dict[int, str] = {}
+
+    def walk(g: LaunchGroup) -> None:
+        for c in g.children:
+            if isinstance(c, int):
+                unit[c] = f"L{c}"
+            elif c.id in opened:
+                walk(c)
+            else:
+                unit.update(dict.fromkeys(c.launches, f"G:{c.id}"))
+
+    walk(h.root)
+    return unit
+
+
+def hierarchy_dot(fx: FxGraph, index: GraphIndex, h: Hierarchy, view: GraphView) -> str:
+    """The DOT text of `fx`'s launches at the level `view.opened` opens."""
+    opened = view.opened
+    unit = visible_units(h, opened)
+    launches_of = node_launches(fx, index, view.graph)
+    members: dict[int, list[str]] = {}
+    for name, ls in launches_of.items():
+        if ls and ls[0] in unit:
+            members.setdefault(ls[0], []).append(name)
+    lines = ["digraph fx {", '  graph [rankdir="TB", fontname="Helvetica", fontsize="10", nodesep="0.2", '
+             'ranksep="0.3", tooltip=" "];',
+             '  node [fontname="Helvetica", fontsize="9", height="0.2", margin="0.06"];',
+             '  edge [arrowsize="0.5", color="#777777"];']
+
+    def draw(g: LaunchGroup, depth: int) -> None:
+        for c in g.children:
+            if isinstance(c, int):
+                lines.append(_launch_box(index.launches[c], members.get(c, []), view))
+            elif c.id in opened:
+                lines.extend(_cluster_head(index, c, view, depth))
+                draw(c, depth + 1)
+                lines.append("  }")
+            else:
+                lines.append(_group_box(index, c, view))
+
+    draw(h.root, 0)
+    lines += [f"  {dot_quote(s)} -> {dot_quote(d)};" for s, d in transitive_reduction(_edges(fx, launches_of, unit))]
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def _edges(fx: FxGraph, launches_of: dict[str, tuple[int, ...]], unit: dict[int, str]) -> list[tuple[str, str]]:
+    """Data flow between visible boxes: a node's box takes what feeds it from the nearest boxes up."""
+    sources: dict[str, frozenset[str]] = {}
+    edges: dict[tuple[str, str], None] = {}
+    for n in fx.nodes:
+        ls = launches_of.get(n.name, ())
+        u = unit.get(ls[0]) if ls else None
+        feeding = frozenset().union(*(sources.get(a, frozenset()) for a in n.args))
+        sources[n.name] = frozenset((u,)) if u else feeding
+        if u:
+            for s in feeding:
+                if s != u:
+                    edges[(s, u)] = None
+    return list(edges)
