@@ -89,18 +89,19 @@ def summary_lines(parsed) -> list[str]:
 
 
 def _node_json(n: FxNode) -> dict:
+    shape, stride, src = n.shape, n.stride, n.source
     return {
         "name": n.name,
         "op": n.op,
         "target": n.target,
         "dtype": n.dtype,
-        "shape": list(n.shape) if n.shape is not None else None,
-        "stride": list(n.stride) if n.stride is not None else None,
+        "shape": None if shape is None else list(shape),
+        "stride": None if stride is None else list(stride),
         "args": list(n.args),
         "constants": list(n.constants),
-        "source_file": n.source.file if n.source else None,
-        "source_line": n.source.line if n.source else None,
-        "source_code": n.source.code if n.source else None,
+        "source_file": src.file if src else None,
+        "source_line": src.line if src else None,
+        "source_code": src.code if src else None,
         "subgraph": n.subgraph,
     }
 
