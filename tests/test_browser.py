@@ -232,3 +232,57 @@ def test_comparison_link_in_chromium(server):
         page.wait_for_timeout(500)
         page.screenshot(path=str(OUT / "compare_split_fusion.png"), full_page=True)
         browser.close()
+
+
+def layer_launch(zip_path: Path, graph_id: str, layer: int) -> tuple[str, str, int, str]:
+    """(layers group id, id of layer `layer`'s group, a generated kernel's launch in it, its kernel)."""
+    from compile_viz.artifacts.module_paths import read_dynamo_inputs
+    from compile_viz.linking import build_index
+    from compile_viz.linking.hierarchy import graph_hierarchy
+
+    parse = parse_path(str(zip_path))
+    g = parse.graph(graph_id)
+    index = build_index(g)
+    h = graph_hierarchy(parse.graphs, g, index, read_dynamo_inputs(str(zip_path)))
+    layers = max((x for x in h.groups.values() if x.pattern), key=lambda x: len(x.launches))
+    block = layers.children[layer]
+    launch = next(i for i in block.launches if not index.launches[i].is_extern and i in block.children)
+    return layers.id, block.id, launch, index.launches[launch].kernel
+
+
+def test_big_graph_opens_in_layers_in_chromium(server):
+    """The 48-block backward (1,499 launches) opens as a handful of module boxes; open the blocks,
+    open block 17, click a kernel in it: its code shows and it is marked."""
+    _require(Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    _require(shutil.which("dot") is not None, "no Graphviz `dot` (apt-get install graphviz)")
+    from playwright.sync_api import sync_playwright
+
+    url, _, _ = server
+    zip_path = REPO / "sample_runs" / "gpt_deep.zip"
+    _require(zip_path.is_file(), f"no bundled {zip_path.name}")
+    graph = backward_graph(zip_path)
+    layers, block, launch, kernel = layer_launch(zip_path, graph, 17)
+    OUT.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        page = browser.new_page(viewport={"width": 1600, "height": 1300})
+        t0 = time.monotonic()
+        page.goto(f"{url}/?run=bundled:gpt_deep&graph={graph}")
+        page.wait_for_selector(f".cv-graph g[id='cvG_{layers}']", state="attached", timeout=60_000)
+        first = time.monotonic() - t0
+        assert page.locator(".cv-graph g.node").count() <= 30  # a few dozen boxes, not 1,499
+        page.locator(f".cv-graph g[id='cvG_{layers}'] a").first.click()
+        page.wait_for_selector(f".cv-graph g[id='cvG_{block}']", state="attached", timeout=30_000)
+        assert page.locator(".cv-graph g[id^='cvG_']").count() >= 48
+        page.locator(f".cv-graph g[id='cvG_{block}'] a").first.click()
+        page.wait_for_selector(f".cv-graph g[id='cvO_{block}']", state="attached", timeout=30_000)
+        t0 = time.monotonic()
+        page.locator(f".cv-graph g#cvL{launch} a").first.click()
+        page.wait_for_selector(f".cv-code:has-text('{kernel[:40]}')", state="attached", timeout=30_000)
+        page.wait_for_selector(f".cv-graph g#cvL{launch}.cv-sel", state="attached", timeout=30_000)
+        select_s = time.monotonic() - t0
+        assert f"launch={launch}" in page.url and "open=" in page.url
+        page.wait_for_timeout(500)
+        page.screenshot(path=str(OUT / "viewer_big_graph_layer.png"), full_page=True)
+        browser.close()
+    print(f"\nbrowser: gpt_deep/{graph}: first view {first:.2f} s, select a kernel in {block} {select_s:.2f} s")

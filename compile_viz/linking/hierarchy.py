@@ -52,6 +52,14 @@ class Hierarchy:
     groups: dict[str, LaunchGroup] = field(default_factory=dict)
     launch_group: tuple[str, ...] = ()  # the innermost group of each launch ("" at the top)
 
+    def ancestors(self, group: str) -> tuple[str, ...]:
+        """The ids of the groups around `group`, innermost first."""
+        out, g = [], self.parents.get(group, "")
+        while g:
+            out.append(g)
+            g = self.parents.get(g, "")
+        return tuple(out)
+
     def path(self, launch: int) -> tuple[str, ...]:
         """The ids of the groups around `launch`, outermost first."""
         out, g = [], self.launch_group[launch] if 0 <= launch < len(self.launch_group) else ""

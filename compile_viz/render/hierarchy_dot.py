@@ -8,6 +8,8 @@ what no longer path implies.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from compile_viz.artifacts.model import FxGraph
 from compile_viz.linking.hierarchy import Hierarchy, LaunchGroup
 from compile_viz.linking.model import GraphIndex
@@ -38,23 +40,33 @@ def _kinds_line(index: GraphIndex, g: LaunchGroup) -> str:
     return ", ".join(f"{n} {kind_label(k)}" for k, n in sorted(counts.items(), key=lambda t: -t[1]))
 
 
+NONE_OPEN = "-"  # `open=-`: every group closed (no `open` at all: the first view's choice)
+
+
+def _open_href(view: GraphView, opened: frozenset[str], **extra: str) -> str:
+    """A link to this view with exactly `opened` open (the URL's own `open=` replaced)."""
+    prefix = "?" + "&".join(p for p in view.link.lstrip("?").split("&") if p and not p.startswith("open="))
+    return _href(replace(view, link=prefix), open=",".join(sorted(opened)) or NONE_OPEN, **extra)
+
+
 def _group_box(index: GraphIndex, g: LaunchGroup, view: GraphView) -> str:
     n = len(g.launches)
     label = f"{g.label}\n{n} launch{'es' if n != 1 else ''}" + (f"\n{g.pattern}" if g.pattern else "")
     attrs = {"shape": "box3d", "style": "filled", "fillcolor": GROUP_FILL, "label": label,
              "tooltip": f"{g.label}: {_kinds_line(index, g)}. Click to open.", "id": group_ids(g.id)[0]}
     if view.link:
-        attrs.update(URL=_href(view, open=g.id), target="_top")
+        attrs.update(URL=_open_href(view, view.opened | {g.id}), target="_top")
     return f"  {dot_quote('G:' + g.id)} [{_attrs(attrs)}];"
 
 
-def _cluster_head(index: GraphIndex, g: LaunchGroup, view: GraphView, depth: int) -> list[str]:
+def _cluster_head(index: GraphIndex, h: Hierarchy, g: LaunchGroup, view: GraphView, depth: int) -> list[str]:
     label = f"{g.label} ({len(g.launches)} launches{', ' + g.pattern if g.pattern else ''}) ▾"
     attrs = {"label": label, "style": "filled,rounded", "fillcolor": OPEN_FILL if depth % 2 else "#ffffff",
              "color": "#868e96", "tooltip": f"{g.label}: {_kinds_line(index, g)}. Click the title to close.",
              "id": group_ids(g.id)[1], "fontsize": "10"}
     if view.link:
-        attrs.update(URL=_href(view, close=g.id), target="_top")
+        left = frozenset(o for o in view.opened if o != g.id and g.id not in h.ancestors(o))
+        attrs.update(URL=_open_href(view, left, close=g.id), target="_top")
     return [f"  subgraph {dot_quote('cluster_G:' + g.id)} {{", *(f"    {k}={dot_quote(v)};" for k, v in attrs.items())]
 
 
@@ -94,7 +106,7 @@ def hierarchy_dot(fx: FxGraph, index: GraphIndex, h: Hierarchy, view: GraphView)
             if isinstance(c, int):
                 lines.append(_launch_box(index.launches[c], members.get(c, []), view))
             elif c.id in opened:
-                lines.extend(_cluster_head(index, c, view, depth))
+                lines.extend(_cluster_head(index, h, c, view, depth))
                 draw(c, depth + 1)
                 lines.append("  }")
             else:

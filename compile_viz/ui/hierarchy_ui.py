@@ -7,9 +7,9 @@ from __future__ import annotations
 import streamlit as st
 
 from compile_viz.linking.hierarchy import PARAMETERS, REPETITION, Hierarchy
+from compile_viz.render.hierarchy_dot import NONE_OPEN
 from compile_viz.ui import state
 
-NONE_OPEN = "-"  # `open=-`: the reader closed everything (no `open` at all: the first view's choice)
 
 EVIDENCE_NOTES = {
     PARAMETERS: "Launches grouped by the module whose parameters they read (names from the run's TORCH_TRACE log).",
@@ -25,26 +25,15 @@ def opened_groups(h: Hierarchy, first: frozenset[str], selected: frozenset[int])
     return asked | frozenset(g for la in selected for g in h.path(la))
 
 
-def toggle(h: Hierarchy, opened: frozenset[str], click: dict) -> None:
-    """A click on a group: open it, or close it with everything under it (and drop a selection inside)."""
-    if click.get("open"):
-        now = opened | {click["open"]}
-    else:
-        gone = click["close"]
-        now = frozenset(g for g in opened if g != gone and not _under(h, g, gone))
-        launch = state.get_int("launch")
-        if launch is not None and gone in h.path(launch):
-            state.clear_selection()
-    state.update(open=",".join(sorted(now)) or NONE_OPEN)
+def toggle(h: Hierarchy, click: dict) -> None:
+    """A click on a group: its link carries the groups to leave open (`open`); closing one (`close`)
+    drops a selection inside it."""
+    gone = click.get("close") or ""
+    launch = state.get_int("launch")
+    if gone and launch is not None and gone in h.path(launch):
+        state.clear_selection()
+    state.update(open=click.get("open") or NONE_OPEN)
     st.rerun()
-
-
-def _under(h: Hierarchy, g: str, ancestor: str) -> bool:
-    while g:
-        g = h.parents.get(g, "")
-        if g == ancestor:
-            return True
-    return False
 
 
 def caption(h: Hierarchy, opened: frozenset[str]) -> None:

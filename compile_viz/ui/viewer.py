@@ -173,8 +173,8 @@ def _clicked(key: str, graph_id: str, index, fx_name, view: GraphView, click: di
     """A click in the graph: a node selects itself and its kernel, a kernel box its launch, a
     group box opens, an open group's title closes."""
     node = click.get("node") or ""
-    if click.get("open") or click.get("close"):
-        hierarchy_ui.toggle(loaders.load_hierarchy(key, graph_id, fx_name), view.opened, click)
+    if not node and not click.get("kernel") and (click.get("open") or click.get("close")):
+        hierarchy_ui.toggle(loaders.load_hierarchy(key, graph_id, fx_name), click)
     elif node:
         s = select(index, fx_name, node=node)
         first = min(s.launches) if s.launches else None
