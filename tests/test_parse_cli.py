@@ -82,3 +82,30 @@ def test_strict_exits_non_zero_on_any_warning(tmp_path):
     assert proc.returncode == 1
     assert "output_code.py" in proc.stderr and "--strict: " in proc.stderr.splitlines()[-1]
     assert run_cli("parse", str(cut)).returncode == 0  # without --strict a partial parse is no failure
+
+
+def test_parse_loads_only_what_it_uses_and_prints_one_compact_line():
+    """`compile-viz parse` imports none of the other commands' modules (cli.COMMANDS) and, without
+    --json, not the linking layer; --json prints one line of compact JSON."""
+    from tests.conftest import SAMPLE_RUNS
+
+    script = (
+        "import sys, io, contextlib\n"
+        "from compile_viz.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    main(['parse', {str(SAMPLE_RUNS / 'tiny_linear_relu.zip')!r}] + sys.argv[1:])\n"
+        "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('compile_viz.')}))\n"
+        "print(out.getvalue(), end='')\n"
+    )
+    others = {"compare", "compare_cli", "capture", "why_cli", "store", "render", "ui"}
+    summary = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    loaded = set(json.loads(summary.stdout.splitlines()[0].replace("'", '"')))
+    assert summary.returncode == 0 and "parse_cli" in loaded, summary.stderr
+    assert not loaded & (others | {"linking"}), loaded
+    as_json = subprocess.run([sys.executable, "-c", script, "--json"], capture_output=True, text=True, timeout=120)
+    first, text = as_json.stdout.split("\n", 1)
+    loaded = set(json.loads(first.replace("'", '"')))
+    assert "linking" in loaded and not loaded & others, loaded
+    assert text.count("\n") == 1 and text.startswith('{"root":') and ", " not in text[:200]
+    assert json.loads(text)["graphs"]
