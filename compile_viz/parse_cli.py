@@ -175,12 +175,15 @@ def fusion_json(decisions) -> dict:
 
 
 def links_json(index: GraphIndex) -> dict:
-    from compile_viz.linking.model import AOT, POST_GRAD
+    from compile_viz.linking.model import AOT, POST_GRAD, NodeLinks
 
     nodes: dict[str, dict] = {POST_GRAD: {}, AOT: {}}
-    for (g, name), link in index.nodes.items():  # one pass: each item makes a NodeLink
+    links = index.nodes
+    items = links.raw_items() if isinstance(links, NodeLinks) else (
+        (key, (link.launches, link.no_kernel_reason)) for key, link in links.items())
+    for (g, name), (launches, reason) in items:
         if g in nodes:
-            nodes[g][name] = {"launches": list(link.launches), "no_kernel_reason": link.no_kernel_reason or None}
+            nodes[g][name] = {"launches": list(launches), "no_kernel_reason": reason or None}
     s = index.summary
     return {
         "launches": [
