@@ -12,7 +12,8 @@
 # Usage: scripts/timing-check.sh OUT [capture flags...]            on the GPU box: ... OUT --device cuda
 #        ONLY="tiny_linear_relu" BENCH=standin scripts/timing-check.sh OUT --device cpu   (a CPU test)
 # Env: JOBS (4), REPEATS (3 do_bench processes), ONLY (names), BENCH (auto|do_bench|standin),
-#      PYTHON (python3), CAPTURE_TIMEOUT (seconds per capture, 420), DO_BENCH_REP_MS (500).
+#      PYTHON (python3), DEADLINE (480: seconds after which nothing new starts and what runs is
+#      stopped, so the whole script ends within about 8.5 minutes), DO_BENCH_REP_MS (500).
 # Needs torch (+ triton on a GPU), transformers, timm and torchvision; no network.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -23,7 +24,8 @@ JOBS=${JOBS:-4}
 REPEATS=${REPEATS:-3}
 BENCH=${BENCH:-auto}
 ONLY=${ONLY:-}
-CAPTURE_TIMEOUT=${CAPTURE_TIMEOUT:-420}
+DEADLINE=${DEADLINE:-480}  # seconds after the start: no process runs past it, so the table is written in time
+START=$(date +%s)
 CORES=$(nproc)
 export COMPILE_VIZ_TIMING_LOCK="$OUT/gpu.lock"
 export TORCHINDUCTOR_COMPILE_THREADS=${TORCHINDUCTOR_COMPILE_THREADS:-$(( (CORES - 2) / JOBS > 0 ? (CORES - 2) / JOBS : 1 ))}
@@ -42,17 +44,20 @@ for s in $($PY -c "from sample_models import sample_names; print(' '.join(n for 
   RUNS+=("$s|$s|")
 done
 
+left() { echo $(( DEADLINE - ($(date +%s) - START) )); }
+
 one() {  # name model flags...: capture --measure, then REPEATS fresh do_bench processes, then OUT/name.json
   local name=$1 model=$2 flags=$3; shift 3
   local start=$SECONDS run i
   rm -f "$OUT/$name".bench*.json "$OUT/$name.json"
   # shellcheck disable=SC2086  # flags is a list of words
-  timeout "$CAPTURE_TIMEOUT" $PY -m compile_viz.capture.cli capture "$model" $flags --measure --home "$OUT/home" \
-    --timeout "$CAPTURE_TIMEOUT" "$@" > "$OUT/$name.capture.log" 2>&1
-  run=$(tail -1 "$OUT/$name.capture.log")
+  timeout "$(left)" $PY -m compile_viz.capture.cli capture "$model" $flags --measure --home "$OUT/home" \
+    "$@" > "$OUT/$name.capture.log" 2>&1 || echo "timing-check: the capture exited with $? ($(left) s left before DEADLINE)" >> "$OUT/$name.capture.log"
+  run=$(grep -v '^timing-check: ' "$OUT/$name.capture.log" | tail -1)
   if [ -f "$run/measure.json" ]; then
     for i in $(seq 1 "$REPEATS"); do
-      timeout "$CAPTURE_TIMEOUT" env -u TORCH_COMPILE_DEBUG TORCHINDUCTOR_CACHE_DIR="$OUT/cache/$name" \
+      [ "$(left)" -gt 5 ] || { echo "$name: do_bench process $i not started: DEADLINE reached"; break; }
+      timeout "$(left)" env -u TORCH_COMPILE_DEBUG TORCHINDUCTOR_CACHE_DIR="$OUT/cache/$name" \
         $PY bench/timing_check.py "$run" --out "$OUT/$name.bench$i.json" --bench "$BENCH" \
         > "$OUT/$name.bench$i.log" 2>&1 || { echo "$name: do_bench process $i failed"; tail -3 "$OUT/$name.bench$i.log"; }
     done
@@ -66,6 +71,7 @@ for row in "${RUNS[@]}"; do
   IFS='|' read -r name model flags <<< "$row"
   if [ -n "$ONLY" ] && [[ " $ONLY " != *" $name "* ]]; then continue; fi
   while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n; done
+  if [ "$(left)" -lt 90 ]; then echo "$name: not started, $(left) s left before DEADLINE"; continue; fi
   one "$name" "$model" "$flags" "$@" &
 done
 wait

@@ -27,16 +27,21 @@ HEADER = ("| model | flags | tool: compiled ms [95% interval] | rounds | do_benc
           "| GPU kernel ms per call | who sets the pace | speedup [95% interval] |")
 
 
-def _run_folder(out: Path, name: str) -> Path | None:
+def _log(out: Path, name: str) -> list[str]:
     log = out / f"{name}.capture.log"
-    lines = log.read_text(errors="replace").splitlines() if log.is_file() else []
-    folder = Path(lines[-1].strip()) if lines else None
-    return folder if folder and (folder / "meta.json").is_file() else None
+    return log.read_text(errors="replace").splitlines() if log.is_file() else []
+
+
+def _run_folder(out: Path, name: str) -> Path | None:
+    """Return the run folder the capture printed last (its last line), or None."""
+    for line in reversed(_log(out, name)):
+        if line.startswith("/") and (Path(line.strip()) / "meta.json").is_file():
+            return Path(line.strip())
+    return None
 
 
 def _failure(out: Path, name: str) -> str:
-    log = out / f"{name}.capture.log"
-    lines = log.read_text(errors="replace").splitlines() if log.is_file() else []
+    lines = _log(out, name)
     return next((x.split("capture failed:", 1)[1].strip() for x in reversed(lines) if "capture failed:" in x),
                 lines[-1] if lines else "no capture log")
 
@@ -56,7 +61,9 @@ def collect(out: Path, name: str, model: str, flags: str) -> dict:
         meta = json.loads((run / "meta.json").read_text())
         summary, full = read_run(run, meta)
         record.update(run=str(run), versions=meta.get("versions"), hardware=meta.get("hardware"))
-        if full is None or summary is None:
+        if meta.get("status") != "complete":
+            record["error"] = f"capture failed: {meta.get('reason') or _failure(out, name)}"
+        elif full is None or summary is None:
             record["error"] = "not measured"
         else:
             lat = full.compiled.latency
