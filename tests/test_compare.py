@@ -99,7 +99,8 @@ def test_diff_json_has_the_issue_shape(tmp_path):
                            "--json", "--home", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    assert set(data) == {"a", "b", "graphs"}
+    assert set(data) == {"a", "b", "graphs", "timing_comparable"}
+    assert data["timing_comparable"] is None  # neither run was measured
     assert data["a"]["mode"] == "default" and data["b"]["mode"] == "max-autotune-no-cudagraphs"
     (graph,) = data["graphs"]
     assert set(graph) == {"a", "b", "groups"} and graph["a"] == graph["b"] == "model__0_inference_0.0"
