@@ -39,6 +39,6 @@ def parse_provenance(data: bytes | str, *, path: str) -> ProvenanceMap:
             warnings.append(ParseWarning(path, 0, f"section {key!r} is not an object; ignored"))
             continue
         maps[field] = {
-            str(k): tuple(str(x) for x in v) if isinstance(v, list) else (str(v),) for k, v in value.items()
+            str(k): tuple(map(str, v)) if isinstance(v, list) else (str(v),) for k, v in value.items()
         }
     return ProvenanceMap(path, warnings=tuple(warnings), **maps)
