@@ -25,8 +25,13 @@ def launch_label(index: GraphIndex, i: int) -> str:
     return f"L{i} {la.kernel}"
 
 
-def pairs_html(pairs: tuple[FusionPair, ...] | list[FusionPair], *, height_px: int = 300) -> str:
-    """One row per pair: round, the two nodes, fused into / refused because."""
+MAX_PAIR_ROWS = 200  # a 48-layer backward refuses thousands of pairs: the page shows the first ones
+
+
+def pairs_html(pairs: tuple[FusionPair, ...] | list[FusionPair], *, height_px: int = 300,
+               limit: int = MAX_PAIR_ROWS) -> str:
+    """One row per pair: round, the two nodes, fused into / refused because (the first `limit`
+    rows, then a row saying how many more there are)."""
     rows = []
     seen: dict[tuple, int] = {}  # Inductor weighs the same pair again within a round: one row, a count
     unique = []
@@ -44,6 +49,10 @@ def pairs_html(pairs: tuple[FusionPair, ...] | list[FusionPair], *, height_px: i
             verdict += f' <span style="color:#777">×{times}</span>'
         rows.append(f"<tr><td {_TD}>{p.round}</td><td {_TD}><code>{escape(_short(p.first))}</code></td>"
                     f"<td {_TD}><code>{escape(_short(p.second))}</code></td><td {_TD}>{verdict}</td></tr>")
+    if len(rows) > limit:
+        more = len(rows) - limit
+        rows = rows[:limit] + [f"<tr><td {_TD} colspan=4>… and {more} more (pick two kernels under \"Why are "
+                               f"these separate?\" for the pairs between them; `compile-viz why` lists all)</td></tr>"]
     head = (f"<tr><th {_TD}>round</th><th {_TD}>first</th><th {_TD}>second</th><th {_TD}>decision</th></tr>")
     return _TABLE.format(h=height_px, rows=head + "".join(rows))
 

@@ -28,15 +28,24 @@ def _chip(kind: str) -> str:
             f'padding:0 4px;white-space:nowrap">{escape(kind_label(kind))}</span>')
 
 
-def groups_html(index: GraphIndex, selected_launches: frozenset[int], *, height_px: int = 360) -> str:
-    """Return the fusion-group table: members, buffers written, fused away, kernels; selected rows marked."""
+MAX_GROUP_ROWS = 150  # a 48-layer backward has 600 groups: the first ones, and the selection's always
+
+
+def groups_html(index: GraphIndex, selected_launches: frozenset[int], *, height_px: int = 360,
+                limit: int = MAX_GROUP_ROWS) -> str:
+    """Return the fusion-group table: members, buffers written, fused away, kernels; selected rows
+    marked. At most `limit` rows besides the selected ones, then a row saying how many are left."""
     head = ("<tr>" + "".join(f"<th {_TD} align=left>{h}</th>" for h in
                              ("group", "kind", "members", "writes", "fused away", "kernel")) + "</tr>")
     rows = [head]
+    left_out = 0
     for g in index.groups:
+        selected = bool(set(g.launches) & selected_launches)
+        if not selected and len(rows) > limit:
+            left_out += 1
+            continue
         kernels = [index.launches[i] for i in g.launches if i < len(index.launches)]
         kinds = {la.kind for la in kernels}
-        selected = bool(set(g.launches) & selected_launches)
         style = f' style="outline:2px solid {SELECTED};background:#fff5f5"' if selected else ""
         kernel_cells = "<br>".join(f"#{la.index} {escape(la.kernel)}" for la in kernels) or "—"
         rows.append(
@@ -47,6 +56,8 @@ def groups_html(index: GraphIndex, selected_launches: frozenset[int], *, height_
             f"<td {_TD}>{_names(g.fused_away) or '—'}</td><td {_TD}>{kernel_cells}</td></tr>")
     if len(rows) == 1:
         rows.append(f"<tr><td {_TD} colspan=6>No fusion groups linked for this graph.</td></tr>")
+    if left_out:
+        rows.append(f"<tr><td {_TD} colspan=6>… and {left_out} more groups: select a kernel to see its own.</td></tr>")
     return _TABLE.format(h=height_px, rows="".join(rows))
 
 

@@ -1,0 +1,142 @@
+"""Big graphs in a real browser (issue 12): the backward graph of the 12-block and the 48-block GPT.
+
+    .venv/bin/python bench/ui_scale_bench.py [--rounds 3] [--runs gpt_small,gpt_deep]
+
+For each run and round: a fresh Streamlit server (empty caches), Debian's Chromium driven by
+Playwright. Timed, wall clock in the browser:
+- first view, cold server cache: the browser has loaded the app once (on the Runs page, so its
+  JavaScript is in the browser's cache, as for anyone who used the app before), then opens the
+  run's backward graph; until the graph's SVG is in the page;
+- the same with a browser that never saw the app (its JavaScript loaded too), for reference;
+- first view, warm: the same URL in a new tab of the same server (parse, links, layout cached);
+- a kernel selected: a generated kernel inside an open layer clicked, until its code shows and
+  its box is marked.
+Prints a Markdown table of medians (min-max) for bench/RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from urllib.parse import parse_qs
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+GRAPH_SVG = ".cv-graph svg"
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(home: Path) -> tuple[subprocess.Popen, str]:
+    port = _port()
+    env = dict(os.environ, COMPILE_VIZ_HOME=str(home), COMPILE_VIZ_SAMPLE_RUNS=str(REPO / "sample_runs"),
+               COMPILE_VIZ_WARM="0")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless",
+                             "true", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+                             "--server.fileWatcherType", "none"], cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(240):
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).status == 200:
+                return proc, url
+        except OSError:
+            time.sleep(0.25)
+    proc.kill()
+    raise SystemExit("streamlit did not start")
+
+
+def _timed_view(page, url: str) -> float:
+    t0 = time.monotonic()
+    page.goto(url)
+    page.wait_for_selector(GRAPH_SVG, state="attached", timeout=120_000)
+    return time.monotonic() - t0
+
+
+def one_round(run: str, graph: str, layers: str, block: str, launch: int, kernel: str) -> dict[str, float]:
+    from playwright.sync_api import sync_playwright
+
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        proc, url = start_server(Path(tmp) / "home")
+        view = f"{url}/?run=bundled:{run}&graph={graph}"
+        try:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            ctx = browser.new_context(viewport={"width": 1600, "height": 1300})
+            page = ctx.new_page()
+            page.goto(f"{url}/runs")  # the app's JavaScript into the browser's cache; no graph parsed
+            page.wait_for_selector("text=Runs", timeout=60_000)
+            out["first view, cold server cache"] = _timed_view(page, view)
+            page2 = ctx.new_page()
+            out["first view, warm (new tab)"] = _timed_view(page2, view)
+            graph_el = page2.locator(".cv-graph").first
+            if graph_el.locator(f"g[id='cvO_{layers}']").count() == 0:
+                graph_el.locator(f"g[id='cvG_{layers}'] a").first.click()
+                page2.wait_for_selector(f".cv-graph g[id='cvG_{block}']", state="attached", timeout=60_000)
+            graph_el.locator(f"g[id='cvG_{block}'] a").first.click()
+            page2.wait_for_selector(f".cv-graph g[id='cvO_{block}']", state="attached", timeout=60_000)
+            t0 = time.monotonic()
+            graph_el.locator(f"g#cvL{launch} a").first.click()
+            page2.wait_for_selector(f".cv-code:has-text('{kernel[:40]}')", state="attached", timeout=60_000)
+            page2.wait_for_selector(f".cv-graph g#cvL{launch}.cv-sel", state="attached", timeout=60_000)
+            out["select a kernel in a layer"] = time.monotonic() - t0
+            browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        proc, url = start_server(Path(tmp) / "home")
+        try:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            page = browser.new_context(viewport={"width": 1600, "height": 1300}).new_page()
+            out["first view, cold server and browser"] = _timed_view(page, f"{url}/?run=bundled:{run}&graph={graph}")
+            browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=20)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--runs", default="gpt_small,gpt_deep")
+    args = ap.parse_args()
+    from test_browser import backward_graph, layer_launch
+
+    results: dict[str, dict[str, list[float]]] = {}
+    picks = {}
+    for run in args.runs.split(","):
+        zip_path = REPO / "sample_runs" / f"{run}.zip"
+        graph = backward_graph(zip_path)
+        picks[run] = (graph, *layer_launch(zip_path, graph, 5))
+    for _ in range(args.rounds):
+        for run, (graph, layers, block, launch, kernel) in picks.items():  # runs alternate
+            for k, v in one_round(run, graph, layers, block, launch, kernel).items():
+                results.setdefault(run, {}).setdefault(k, []).append(v)
+            print(run, {k: round(v[-1], 2) for k, v in results[run].items()}, flush=True)
+    print("\n| run (backward graph) | what | median s | min-max s |\n| --- | --- | ---: | ---: |")
+    for run, rows in results.items():
+        for k, v in rows.items():
+            print(f"| {run} ({picks[run][0]}) | {k} | {statistics.median(v):.2f} | {min(v):.2f}-{max(v):.2f} |")
+
+
+if __name__ == "__main__":
+    main()
