@@ -69,10 +69,11 @@ class Method:
                     f"recorded){clock}{flushed}")
         calls = " / ".join(f"{n} {k}" for k, n in self.calls_per_round)
         parts = [f"{self.rounds or '?'} rounds" + (" of eager and compiled interleaved" if self.interleaved else ""),
-                 f"{calls} calls a round" if calls else "", self.clock or "",
-                 "L2 flushed before each call" if self.l2_flushed else "L2 not flushed",
-                 "CUDA graphs" if self.cuda_graphs else "no CUDA graphs",
-                 "warm-up discarded", f"interval: {self.interval}" if self.interval else ""]
+                 f"{calls} calls a round" if calls else "", self.clock or ""]
+        if "CUDA" in (self.clock or ""):  # a CPU has neither
+            parts += ["L2 flushed before each call" if self.l2_flushed else "L2 not flushed",
+                      "CUDA graphs" if self.cuda_graphs else "no CUDA graphs"]
+        parts += ["warm-up discarded", f"interval: {self.interval}" if self.interval else ""]
         return "; ".join(p for p in parts if p)
 
 
