@@ -26,7 +26,6 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
-from urllib.parse import parse_qs
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))

@@ -85,7 +85,13 @@ def read_dynamo_inputs(path: str) -> list[tuple[DynamoInput, ...]]:
     import os
 
     from compile_viz.artifacts.discover import ArtifactReader
-    from compile_viz.artifacts.trace_discover import SNIFF_BYTES, SUFFIXES, _gunzip, is_trace_file, looks_like_trace
+    from compile_viz.artifacts.trace_discover import (
+        SNIFF_BYTES,
+        SUFFIXES,
+        _gunzip,
+        is_trace_file,
+        looks_like_trace,
+    )
 
     if not os.path.exists(path):
         return []

@@ -10,7 +10,6 @@ from compile_viz.linking.hierarchy import PARAMETERS, REPETITION, Hierarchy
 from compile_viz.render.hierarchy_dot import NONE_OPEN
 from compile_viz.ui import state
 
-
 EVIDENCE_NOTES = {
     PARAMETERS: "Launches grouped by the module whose parameters they read (names from the run's TORCH_TRACE log).",
     REPETITION: "No module names in this run (no TORCH_TRACE log beside it): launches grouped by the "

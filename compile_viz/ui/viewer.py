@@ -5,13 +5,13 @@ from __future__ import annotations
 import streamlit as st
 
 from compile_viz.artifacts import DiscoveryError
+from compile_viz.linking.hierarchy import HIERARCHY_ABOVE, first_open
 from compile_viz.linking.model import AOT, POST_GRAD
 from compile_viz.render.fx_dot import GraphView
 from compile_viz.render.notes import ARTIFACT_NOTES
 from compile_viz.render.selection import select
 from compile_viz.render.summary import Card, cards_html, graph_break_rows, graph_cards, run_cards
 from compile_viz.store import StoreError
-from compile_viz.linking.hierarchy import HIERARCHY_ABOVE, first_open
 from compile_viz.ui import hierarchy_ui, loaders, panes, state
 from compile_viz.ui.compile_section import compile_section
 from compile_viz.ui.fusion_panel import fusion_panel
@@ -72,8 +72,12 @@ def page() -> None:
     with right:
         st.markdown("##### Your source")
         panes.source_pane(info, graph, sel)
-    with st.expander("Why not fused? Inductor's fusion decisions", expanded=bool(state.get("why"))):
-        fusion_panel(graph, index, sel)
+    # Lazy sections: drawn only while open (a 48-layer backward refuses thousands of pairs).
+    why_box = st.expander("Why not fused? Inductor's fusion decisions", expanded=bool(state.get("why")),
+                          key="why_section", on_change="rerun")
+    if why_box.open:
+        with why_box:
+            fusion_panel(graph, index, sel)
     compile_section(key, parse, graph)  # guards and phase timings of this graph's compile
     if info.meta.get("measure"):
         with st.expander("Eager vs compiled: did compiling pay off?", expanded=True):
@@ -82,8 +86,10 @@ def page() -> None:
             state.update(kernel=picked, launch=None, node=None)
             st.rerun()
     warnings = [str(w) for w in (*parse.warnings, *graph.warnings)] + list(index.warnings)
-    with st.expander(f"Parse warnings ({len(warnings)})"):
-        st.code("\n".join(warnings) or "none", language=None)
+    warn_box = st.expander(f"Parse warnings ({len(warnings)})", key="warnings_section", on_change="rerun")
+    if warn_box.open:
+        with warn_box:
+            st.text("\n".join(warnings) or "none")
 
 
 def _failure(info) -> None:
