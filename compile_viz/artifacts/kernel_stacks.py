@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from compile_viz.artifacts.model import ParseWarning
@@ -48,10 +49,14 @@ class KernelStacks:
 
     def of_launch(self, index: int, kernel: str) -> KernelStack | None:
         """The stacks of launch `index` when the trace names the same kernel there, else None."""
-        for ks in self.launches:
-            if ks.index == index:
-                return ks if ks.kernel == kernel.removeprefix(EXTERN_PREFIX) else None
+        at = bisect_left(self.launches, index, key=_index_of)  # launches are in index order
+        if at < len(self.launches) and (ks := self.launches[at]).index == index:
+            return ks if ks.kernel == kernel.removeprefix(EXTERN_PREFIX) else None
         return None
+
+
+def _index_of(ks: KernelStack) -> int:
+    return ks.index
 
 
 def parse_kernel_stacks(data: str | bytes, *, path: str) -> KernelStacks:
