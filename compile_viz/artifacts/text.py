@@ -151,8 +151,8 @@ def parse_annotation(ann: str) -> tuple[str | None, tuple[str, ...] | None, tupl
 
 def names_in(text: str, known: dict[str, object] | set[str]) -> list[str]:
     """Identifiers in `text` that are keys of `known`, in order of first appearance."""
-    seen: list[str] = []
+    seen: dict[str, None] = {}  # a list made this quadratic: a backward graph returns ~1,000 names
     for ident in IDENT.findall(text):
-        if ident in known and ident not in seen:
-            seen.append(ident)
-    return seen
+        if ident in known:
+            seen[ident] = None
+    return list(seen)

@@ -51,11 +51,14 @@ class Matcher:
             self.last_anchor[op] = self.pos[hinted[0]]
             return {hinted[0]}
         after = self.last_anchor.get(op, -1)
-        candidates = sorted(p for t in targets for p in self.by_target[t] if p > after)
-        if not candidates:
+        # the first position after the last match, over the targets' positions (each list is in
+        # graph order): a bisection per target, not a scan of all of them per call
+        first = min((positions[i] for t in targets
+                     if (i := bisect_right(positions := self.by_target[t], after)) < len(positions)), default=None)
+        if first is None:
             return set()
-        self.last_anchor[op] = candidates[0]
-        return {self.order[candidates[0]].name}
+        self.last_anchor[op] = first
+        return {self.order[first].name}
 
     # repeated kernels ----------------------------------------------------------------------
     def repeat(self, kernel: str, template: list[str], passed: tuple[str, ...] = ()) -> set[str]:
