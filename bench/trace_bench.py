@@ -1,17 +1,26 @@
-"""Whole-process reading of a TORCH_TRACE log: `compile-viz parse --json LOG > file` and
-`compile-viz parse LOG > file` against `tlparse LOG -o DIR --overwrite --no-browser`, alternating,
-median of N fresh processes; then where our time goes, in one process.
+"""Whole-process `compile-viz parse --json` against `tlparse` on the same compile's trace (issues 12
+and 13): fresh processes, output to a file, commands alternating round by round; medians, minima
+and each command's peak memory (max RSS of the child); then parse + link time in one process, and
+where the time of `parse --json LOG` goes.
 
-Usage: python bench/trace_bench.py [--repeat N] [--log PATH]
-(default log: the trace/ of sample_runs/gpt_small.zip; tlparse from PATH or the venv: pip install tlparse)
+Usage: python bench/trace_bench.py [--capture NAME ...] [--repeat N] [--log PATH] [--repo DIR]
+  --capture  a bundled run, sample_runs/NAME.zip (default: gpt_small, and gpt_deep when present);
+             its debug/ folder and its run folder are read by `parse --json`, its trace/ by both
+  --log      a TORCH_TRACE log instead (trace commands only)
+  --repo     the checkout whose compile_viz runs (default this one; a worktree of another
+             revision gives the "before" figures with the same script)
+tlparse from PATH or the venv (pip install tlparse).
+
+The children run with bytecode caching on (PYTHONDONTWRITEBYTECODE unset, .pyc under a temp
+prefix), as an installed package runs: with it off, every process compiles ~60 modules (~0.06 s).
 """
 
 from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
+import platform
 import shutil
 import statistics
 import subprocess
@@ -22,24 +31,95 @@ import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+PYC = Path(tempfile.gettempdir()) / "compile_viz_bench_pyc"
 
 
-def gpt_small_log(tmp: str) -> str:
-    with zipfile.ZipFile(ROOT / "sample_runs" / "gpt_small.zip") as z:
-        (name,) = [n for n in z.namelist() if n.startswith("trace/")]
-        return z.extract(name, tmp)
+def extract(name: str, tmp: str) -> dict[str, str]:
+    """A bundled run unzipped under tmp: {"run": folder, "debug": its debug/, "log": its trace log}."""
+    folder = os.path.join(tmp, name)
+    with zipfile.ZipFile(ROOT / "sample_runs" / f"{name}.zip") as z:
+        z.extractall(folder)
+    (log,) = [str(p) for p in Path(folder, "trace").iterdir() if p.is_file()]
+    return {"run": folder, "debug": os.path.join(folder, "debug"), "log": log}
 
 
-def timed(cmd: list[str], out: str) -> float:
+def child_env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(PYC)
+    return env
+
+
+def timed(cmd: list[str], out: str, repo: Path) -> tuple[float, int, float]:
+    """Seconds, peak RSS (KB) and CPU seconds (user + system) of one fresh process with stdout to `out`."""
     t = time.perf_counter()
     with open(out, "w") as fh:
-        subprocess.run(cmd, stdout=fh, stderr=subprocess.DEVNULL, check=True, cwd=ROOT)
-    return time.perf_counter() - t
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.DEVNULL, cwd=repo, env=child_env())
+        _, status, usage = os.wait4(proc.pid, 0)
+    elapsed = time.perf_counter() - t
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}")
+    return elapsed, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+
+
+def commands(src: dict[str, str], tmp: str) -> dict[str, list[str]]:
+    py = [sys.executable, "-m", "compile_viz"]
+    cmds = {}
+    if "debug" in src:
+        cmds["parse --json RUN/debug"] = py + ["parse", "--json", src["debug"]]
+        cmds["parse --json RUN (debug + trace stacks)"] = py + ["parse", "--json", src["run"]]
+    cmds["parse --json LOG"] = py + ["parse", "--json", src["log"]]
+    cmds["parse LOG (summary)"] = py + ["parse", src["log"]]
+    tlparse = shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse")
+    if os.path.exists(tlparse):
+        cmds["tlparse LOG"] = [tlparse, src["log"], "-o", os.path.join(tmp, "tl_out"), "--overwrite", "--no-browser"]
+    else:
+        print("tlparse not found: pip install tlparse")
+    return cmds
+
+
+def race(cmds: dict[str, list[str]], repeat: int, repo: Path, tmp: str) -> dict[str, list[tuple[float, int, float]]]:
+    """Every command once to warm the file cache and the .pyc, then `repeat` alternating rounds,
+    so that a noisy moment on the shared host hits every command alike."""
+    out = os.path.join(tmp, "out")
+    for cmd in cmds.values():
+        timed(cmd, out, repo)
+    runs: dict[str, list[tuple[float, int, float]]] = {k: [] for k in cmds}
+    for _ in range(repeat):
+        for name, cmd in cmds.items():
+            runs[name].append(timed(cmd, out, repo))
+    return runs
+
+
+def report(label: str, runs: dict[str, list[tuple[float, int, float]]]) -> dict[str, float]:
+    print(f"\n{label}")
+    print("| command | median s | min s | CPU s (median) | peak RSS MB | tlparse / ours (medians) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    medians = {k: statistics.median(t for t, _, _ in v) for k, v in runs.items()}
+    tl = medians.get("tlparse LOG")
+    for name, v in runs.items():
+        rss = statistics.median(m for _, m, _ in v) / 1024
+        cpu = statistics.median(c for _, _, c in v)
+        ratio = f"{tl / medians[name]:.2f}x" if tl and name != "tlparse LOG" else ""
+        print(f"| `{name}` | {medians[name]:.3f} | {min(t for t, _, _ in v):.3f} | {cpu:.3f} | {rss:.0f} | {ratio} |")
+    return medians
+
+
+def parse_link_ms(debug: str, repeat: int) -> float:
+    """Median ms of parse + link of a debug folder in one process (bench/parse_bench.py's phases,
+    each in its own interpreter, artifacts read into memory first; this checkout's code)."""
+    import parse_bench
+
+    parse = statistics.median(parse_bench.in_own_process("parse", debug, repeat))
+    link = statistics.median(parse_bench.in_own_process("link", debug, repeat))
+    return parse + link
 
 
 def stages(log: str) -> dict[str, float]:
-    """Seconds per stage of `parse --json` in this process (imports already done)."""
+    """Seconds per stage of `parse --json LOG` in this process (imports already done)."""
     from compile_viz import parse_cli
+    from compile_viz.artifacts.gc_pause import paused_gc
     from compile_viz.artifacts.trace import parse_trace
     from compile_viz.artifacts.trace_graphs import trace_parse
 
@@ -49,44 +129,44 @@ def stages(log: str) -> dict[str, float]:
     t.append(time.perf_counter())
     parsed = trace_parse(log, [trace])
     t.append(time.perf_counter())
-    doc = parse_cli.debug_parse_json(parsed)
+    with paused_gc():  # as parse_cli.run builds and writes it
+        doc = parse_cli.debug_parse_json(parsed)
+        t.append(time.perf_counter())
+        parse_cli.write_json(doc, io.StringIO())
     t.append(time.perf_counter())
-    json.dump(doc, io.StringIO(), indent=1)
-    t.append(time.perf_counter())
-    names = ("read the log", "parse its graphs", "link + build the JSON", "json.dump(indent=1)")
+    names = ("read the log", "parse its graphs", "link + build the JSON", "encode the JSON")
     return dict(zip(names, (b - a for a, b in zip(t, t[1:], strict=False)), strict=True))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--capture", action="append")
     ap.add_argument("--log")
+    ap.add_argument("--repo", type=Path, default=ROOT)
+    ap.add_argument("--no-stages", action="store_true", help="skip the in-process figures")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp()
-    log = args.log or gpt_small_log(tmp)
-    tlparse = shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse")
-    cmds = {
-        "compile-viz parse --json": [sys.executable, "-m", "compile_viz", "parse", "--json", log],
-        "compile-viz parse": [sys.executable, "-m", "compile_viz", "parse", log],
-        "python -c pass (interpreter start)": [sys.executable, "-c", "pass"],
-    }
-    if os.path.exists(tlparse):
-        cmds["tlparse"] = [tlparse, log, "-o", os.path.join(tmp, "tl_out"), "--overwrite", "--no-browser"]
-    else:
-        print("tlparse not found: pip install tlparse")
-    out = os.path.join(tmp, "out")
-    times: dict[str, list[float]] = {k: [] for k in cmds}
-    for cmd in cmds.values():
-        timed(cmd, out)  # warm the file cache and the .pyc
-    for _ in range(args.repeat):  # alternating, so that a noisy moment hits every command
-        for name, cmd in cmds.items():
-            times[name].append(timed(cmd, out))
-    print(f"log: {log} ({os.path.getsize(log) / 1e6:.1f} MB)")
-    print(f"{'command':40s} {'median s':>8s} {'min s':>6s}")
-    for name, ts in times.items():
-        print(f"{name:40s} {statistics.median(ts):8.3f} {min(ts):6.3f}")
-    for name, s in stages(log).items():
-        print(f"  in process: {name:28s} {s:6.3f} s")
+    names = args.capture or [n for n in ("gpt_small", "gpt_deep") if (ROOT / "sample_runs" / f"{n}.zip").exists()]
+    sources = {Path(args.log).name: {"log": args.log}} if args.log else {n: extract(n, tmp) for n in names}
+    print(f"{time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, {os.cpu_count()} cores, "
+          f"load {os.getloadavg()[0]:.2f}, Python {platform.python_version()}, repo {args.repo}")
+    python_start = race({"python -c pass": [sys.executable, "-c", "pass"]}, args.repeat, args.repo, tmp)
+    report("interpreter start", python_start)
+    parse_link = {}
+    for name, src in sources.items():
+        report(f"{name}: log {os.path.getsize(src['log']) / 1e6:.1f} MB, {args.repeat} alternating rounds",
+               race(commands(src, tmp), args.repeat, args.repo, tmp))
+        if "debug" in src and not args.no_stages:
+            parse_link[name] = parse_link_ms(src["debug"], args.repeat)
+            print(f"{name}: parse + link of debug/ in one process, median {parse_link[name]:.0f} ms")
+    if len(parse_link) == 2:
+        (a, ta), (b, tb) = parse_link.items()
+        print(f"parse + link: {b} / {a} = {tb / ta:.2f}x")
+    if not args.no_stages and args.repo == ROOT:
+        for name, src in sources.items():
+            for stage, s in stages(src["log"]).items():
+                print(f"  {name} in process: {stage:24s} {s:6.3f} s")
 
 
 if __name__ == "__main__":
