@@ -109,3 +109,21 @@ def test_parse_loads_only_what_it_uses_and_prints_one_compact_line():
     assert "linking" in loaded and not loaded & others, loaded
     assert text.count("\n") == 1 and text.startswith('{"root":') and ", " not in text[:200]
     assert json.loads(text)["graphs"]
+
+
+def test_json_written_a_graph_at_a_time_is_the_whole_document():
+    """`parse --json` streams graph by graph (write_parse_json): the same text as encoding
+    debug_parse_json's one document, for a debug run and for a TORCH_TRACE log."""
+    import io
+
+    from compile_viz.artifacts import parse_path
+    from compile_viz.artifacts.trace_discover import parse_trace_path
+    from compile_viz.parse_cli import debug_parse_json, write_json, write_parse_json
+    from tests.conftest import SAMPLE_RUNS
+
+    for parsed in (parse_path(str(SAMPLE_RUNS / "graph_break_item.zip")),
+                   parse_trace_path(str(SAMPLE_RUNS / "graph_break_item.zip"))):
+        whole, streamed = io.StringIO(), io.StringIO()
+        write_json(debug_parse_json(parsed), whole)
+        write_parse_json(parsed, streamed)
+        assert len(parsed.graphs) >= 2 and streamed.getvalue() == whole.getvalue()
