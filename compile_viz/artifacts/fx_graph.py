@@ -260,7 +260,7 @@ def _constants(field: str, arg_text: str, args: tuple[str, ...]) -> dict:
     if len(args) == 1 and arg_text.startswith(args[0] + ", ") and args[0] not in (rest := arg_text[len(args[0]) + 2 :]):
         # `sum(x, [1], True)`: the node first, then only constants (the first comma is at the
         # top level, so the rest splits as the whole would)
-        return {"constants": tuple(split_top_level(rest))}
+        return {"constants": _split_constants(rest)}
     used = set(args)
     findall = IDENT.findall
     return {"constants": tuple([
@@ -268,6 +268,12 @@ def _constants(field: str, arg_text: str, args: tuple[str, ...]) -> dict:
         # a bare name is its own only identifier: no pattern needed for the usual pieces
         if (p not in used if p.isascii() and p.isidentifier() else used.isdisjoint(findall(p)))
     ])}
+
+
+@lru_cache(maxsize=4096)
+def _split_constants(rest: str) -> tuple[str, ...]:
+    """The same few constant tails recur (gpt_deep: 12,000 nodes, 37 tails)."""
+    return tuple(split_top_level(rest))
 
 
 @lru_cache(maxsize=4096)
