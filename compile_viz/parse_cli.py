@@ -52,7 +52,8 @@ _ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 def write_json(doc: dict, out) -> None:
     """Write `doc` to `out` as compact JSON on one line, in one write (`json.dump` makes ~10^5)."""
-    out.write(_ENCODE(doc) + "\n")
+    out.write(_ENCODE(doc))
+    out.write("\n")  # not `+ "\n"`: that copies the whole text once more
 
 
 def write_parse_json(parsed, out) -> None:
@@ -61,7 +62,9 @@ def write_parse_json(parsed, out) -> None:
     memory than the whole document at once)."""
     out.write('{"root":' + _ENCODE(parsed.root) + ',"graphs":[')
     for i, g in enumerate(parsed.graphs):
-        out.write(("," if i else "") + _ENCODE(graph_json(g)))
+        if i:
+            out.write(",")
+        out.write(_ENCODE(graph_json(g)))
     out.write("]," + _ENCODE(_run_json(parsed))[1:] + "\n")  # its keys after "graphs", without the "{"
 
 
