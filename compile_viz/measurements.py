@@ -9,7 +9,7 @@ from an older capture or from someone else's zip.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -444,4 +444,6 @@ def read_run(folder: str | Path | None, meta: Any) -> tuple[MeasureSummary | Non
     """Return (summary, full measurement) of a run: meta.json's summary, else one made from measure.json."""
     full = read_measurement(folder) if folder else None
     summary = MeasureSummary.from_json(_dict(meta).get("measure"))
+    if summary is not None and full is not None and summary.bound is not None:
+        summary = replace(summary, bound=full.summary().bound)  # a verdict: today's rule, not the capture's
     return summary or (full.summary() if full else None), full

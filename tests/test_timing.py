@@ -1,7 +1,8 @@
 """Timing you can trust (issue 17): rounds and intervals, launch-bound runs named, methods compared.
 
-Real files only: the bundled H100 runs (sample_runs/*.zip, captured before intervals existed),
-mutated where a test needs a field a GPU capture of today writes; two real CPU captures.
+Real files only: the bundled H100 runs (sample_runs/*.zip, captured with intervals), the same
+samples' measure.json as the H100 captured them before intervals existed (tests/fixtures/measure/,
+taken from sample_runs at 51f0d63), mutated where a test needs it; two real CPU captures.
 """
 
 from __future__ import annotations
@@ -28,6 +29,11 @@ from tests.conftest import ROOT, SAMPLE_RUNS
 def _real(name: str) -> dict:
     with zipfile.ZipFile(SAMPLE_RUNS / f"{name}.zip") as zf:
         return json.loads(zf.read("measure.json"))
+
+
+def _old(name: str) -> dict:
+    """A bundled sample's measure.json as captured before intervals (schema 1)."""
+    return json.loads((ROOT / "tests" / "fixtures" / "measure" / f"{name}_before_intervals.json").read_text())
 
 
 # --------------------------------------------------------------------------- the interval
@@ -108,7 +114,7 @@ def test_two_cpu_captures_report_intervals_that_overlap(tmp_path):
 
 
 def test_an_older_file_loads_and_says_it_has_no_interval(tmp_path):
-    m = Measurement.from_json(_real("matmul_softmax"))
+    m = Measurement.from_json(_old("matmul_softmax"))
     assert m.method is None and m.compiled.latency.interval is None and m.speedup_low is None
     method = m.timing()
     assert not method.recorded and method.l2_flushed and method.rounds == 1
@@ -119,7 +125,7 @@ def test_an_older_file_loads_and_says_it_has_no_interval(tmp_path):
 
 
 def test_a_speedup_whose_interval_holds_one_is_no_clear_difference():
-    data = copy.deepcopy(_real("layernorm_linear_gelu_residual"))  # 0.88x in one run: "slower" before
+    data = copy.deepcopy(_old("layernorm_linear_gelu_residual"))  # 0.88x in one run: "slower" before
     data["speedup_interval"] = {"speedup": data["speedup"], "low": 0.7, "high": 1.1, "rounds": [0.88] * 7}
     data["compiled"]["latency"].update(ci_low_ms=0.08, ci_high_ms=0.12, rounds=7)
     summary = Measurement.from_json(data).summary()
@@ -138,10 +144,10 @@ def test_a_speedup_whose_interval_holds_one_is_no_clear_difference():
 def test_launch_bound_from_the_bundled_runs():
     mm, pw = Measurement.from_json(_real("matmul_softmax")), Measurement.from_json(_real("pointwise_chain"))
     lb = mm.launch()
-    assert lb.bound == "launch-bound" and lb.cpu_ms is None and lb.busy < 0.5  # 6 µs of kernels in a 31 µs call
+    assert lb.bound == "launch-bound" and lb.cpu_ms is not None and lb.busy < 0.5  # 7 µs of kernels in a 42 µs call
     note = perf.launch_note(lb)
-    assert "reduce-overhead" in note and "bigger batches" in note and "Inferred" in note
-    assert pw.launch().bound == "GPU-bound" and perf.launch_note(pw.launch()) == ""
+    assert "reduce-overhead" in note and "bigger batches" in note
+    assert pw.launch().bound == "GPU-bound" and perf.launch_note(pw.launch()) == ""  # busy 94% of the call
     graph = mm.graphs[0].name
     overhead = mm.launch_overhead_us(graph)
     assert overhead == pytest.approx(lb.idle_ms * 1e3, rel=1e-6)  # one graph: all the launches are its
@@ -150,8 +156,16 @@ def test_launch_bound_from_the_bundled_runs():
     assert perf.OVERHEAD in fig.layout.yaxis.categoryarray
 
 
+def test_launch_bound_inferred_for_an_older_file():
+    mm, pw = Measurement.from_json(_old("matmul_softmax")), Measurement.from_json(_old("pointwise_chain"))
+    lb = mm.launch()
+    assert lb.bound == "launch-bound" and lb.cpu_ms is None and lb.busy < 0.5  # 6 µs of kernels in a 31 µs call
+    assert "Inferred" in perf.launch_note(lb)
+    assert pw.launch().bound == "GPU-bound"
+
+
 def test_launch_bound_from_a_measured_cpu_time():
-    data = copy.deepcopy(_real("gpt_small"))  # as a capture of today writes it: the CPU time per call
+    data = copy.deepcopy(_old("matmul_softmax"))  # as a capture of today writes it: the CPU time per call
     data["cpu_per_call"] = {"median_ms": 19.8, "p10_ms": 19.1, "p90_ms": 21.0, "calls": 30}
     data["method"] = {"rounds": 7, "cuda_graphs": False, "l2_flushed": True, "clock": "CUDA events around each call"}
     m = Measurement.from_json(data)
@@ -160,8 +174,8 @@ def test_launch_bound_from_a_measured_cpu_time():
     assert m.summary().bound == "launch-bound"
     data["method"]["cuda_graphs"] = True
     assert "already uses CUDA graphs" in perf.launch_note(Measurement.from_json(data).launch())
-    data["cpu_per_call"]["median_ms"] = 2.0  # less CPU than the GPU's 5.4 ms of kernels
-    assert Measurement.from_json(data).launch().bound == "GPU-bound"
+    data["cpu_per_call"]["median_ms"] = 2.0  # the CPU time is shown, the GPU's busy share decides
+    assert Measurement.from_json(data).launch().bound == "launch-bound"
 
 
 @pytest.mark.parametrize(("run", "shown"), [("matmul_softmax", True), ("pointwise_chain", False)])
@@ -177,7 +191,7 @@ def test_viewer_names_a_launch_bound_run(tmp_path, monkeypatch, run, shown):
         html = " ".join(str(h.proto.body) for h in at.get("html"))
         assert ("Launch-bound: the CPU issuing kernels" in html) is shown
         assert ("reduce-overhead" in html) is shown
-        assert "Timed: one run of calls per variant, no rounds and no interval" in html
+        assert "Timed: " in html and "bootstrap 95% interval" in html
         charts = " ".join(c.proto.spec for c in at.get("plotly_chart"))
         assert perf.OVERHEAD in charts  # the idle GPU time as its own bar, in both
     finally:
@@ -188,11 +202,10 @@ def test_viewer_names_a_launch_bound_run(tmp_path, monkeypatch, run, shown):
 
 
 def test_a_comparison_says_whether_the_timings_compare():
-    old_a, old_b = Measurement.from_json(_real("matmul_softmax")), Measurement.from_json(_real("pointwise_chain"))
+    old_a, old_b = Measurement.from_json(_old("matmul_softmax")), Measurement.from_json(_old("pointwise_chain"))
     ok, reasons = comparable(old_a, old_b)
     assert ok is None and len(reasons) == 2 and all("not recorded" in r for r in reasons)
     new = copy.deepcopy(_real("pointwise_chain"))
-    new["method"] = {"rounds": 7, "clock": "CUDA events around each call", "l2_flushed": True, "cuda_graphs": False}
     ok, reasons = comparable(old_b, Measurement.from_json(new))
     assert ok is None and reasons == ("A's method was not recorded (captured before intervals: one run of calls, "
                                       "no interval)",)
@@ -209,10 +222,9 @@ def test_the_diff_text_carries_the_timing_note():
     from compile_viz.compare_cli import text_lines
 
     diff = diff_runs(load_side("bundled:matmul_softmax"), load_side("bundled:tiny_linear_relu"))
-    lines = text_lines(diff)
-    assert any(x.startswith("Timings may not be comparable: A's method was not recorded") for x in lines), lines
-    data = diff_json(diff)
-    assert data["timing_comparable"]["comparable"] is None and data["a"]["measured"]["speedup_interval"] is None
+    data = diff_json(diff)  # two H100 captures timed the same way
+    assert data["timing_comparable"]["comparable"] is True and data["a"]["measured"]["speedup_interval"]
+    assert any(x.startswith("Timings comparable: both measured the same way") for x in text_lines(diff))
 
 
 def test_read_run_of_a_cut_real_file_keeps_going(tmp_path):
