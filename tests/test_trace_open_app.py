@@ -177,3 +177,22 @@ def test_the_default_run_skips_a_trace_with_no_graph(store):
     at = run_app(ROOT / "app.py")
     no_errors(at)
     assert at.subheader[0].value.startswith("simple · ")
+
+
+def test_the_viewer_on_a_trace_with_no_graph_points_to_the_compiles_page(store):
+    from compile_viz.trace_import import import_path
+
+    failed = import_path(store, TRACES / "comp_failure.log").run
+    at = run_app(ROOT / "app.py", run=failed.id)
+    no_errors(at)
+    assert any("Compiles page" in i.value for i in at.info)
+
+
+def test_one_compile_on_four_ranks_gets_four_graph_labels(store):
+    from compile_viz.trace_import import import_path
+
+    ranks = import_path(store, TRACES / "multi_rank_logs").run
+    at = run_app(ROOT / "app.py", run=ranks.id)
+    no_errors(at)
+    options = next(s for s in at.selectbox if s.label == "Graph").options
+    assert len(options) > 4 and len(set(options)) == len(options)

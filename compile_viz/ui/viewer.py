@@ -46,6 +46,9 @@ def page() -> None:
         n = len(parse.graphs)
         st.caption(f"Compiled before the failure: {n} graph{'s' if n != 1 else ''}. What Inductor would have "
                    "compiled after the failure (a backward, say) is not here.")
+    if not parse.graphs:  # a trace of a compile that failed before Inductor, say
+        st.info("This run holds no compiled graph: its compiles are on the Compiles page.")
+        return
     note = teaching_note(info.meta)
     if note:
         with st.expander("About this model"):
@@ -107,6 +110,8 @@ def _graph_selector(parse):
     if current not in ids:
         current = ids[0]
     labels = {g.id: f"{g.kind} · {g.folder.name}" for g in parse.graphs}
+    if len(set(labels.values())) < len(labels):  # one compile on several ranks: the id tells them apart
+        labels = {g.id: f"{g.kind} · {g.id}" for g in parse.graphs}
     choice = st.selectbox("Graph", ids, index=ids.index(current), format_func=labels.get, key=f"graph_sel:{current}")
     if choice != state.get("graph"):
         state.update(graph=choice)
