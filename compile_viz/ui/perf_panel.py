@@ -27,14 +27,21 @@ def _clicked(event) -> str | None:
     return None
 
 
-def perf_panel(run: RunInfo, graph_id: str, selected_kernel: str | None = None) -> str | None:
-    """Draw the panel for one graph; return the kernel name clicked in a chart, else `selected_kernel`."""
+CHARTS_OPEN_UP_TO = 60  # launches: a bigger graph shows its charts on request (Plotly is a large load)
+
+
+def perf_panel(run: RunInfo, graph_id: str, selected_kernel: str | None = None, *, launches: int = 0) -> str | None:
+    """Draw the panel for one graph; return the kernel name clicked in a chart, else `selected_kernel`.
+    The charts of a graph of more than CHARTS_OPEN_UP_TO launches wait for a toggle."""
     summary, full = measured(run)
     st.html(perf.summary_html(summary) + perf.timing_html(full))
     costs = full.graph_costs(graph_id) if full else None
     if not costs:
         if summary:
             st.caption("No per-kernel times for this graph in measure.json.")
+        return selected_kernel
+    if not st.toggle(f"Per-kernel charts ({len(costs.kernels)} kernels)", value=launches <= CHARTS_OPEN_UP_TO,
+                     key=f"perf_charts:{graph_id}"):
         return selected_kernel
     rows, bw = costs.kernels, full.bandwidth
     fig = perf.kernel_time_figure(rows, selected=selected_kernel,

@@ -84,7 +84,7 @@ def page() -> None:
     compile_section(key, parse, graph)  # guards and phase timings of this graph's compile
     if info.meta.get("measure"):
         with st.expander("Eager vs compiled: did compiling pay off?", expanded=True):
-            picked = perf_panel(info, graph.id, sel.kernel)
+            picked = perf_panel(info, graph.id, sel.kernel, launches=len(index.launches))
         if picked and picked != sel.kernel:
             state.update(kernel=picked, launch=None, node=None)
             st.rerun()
