@@ -45,13 +45,16 @@ def _port() -> int:
         return s.getsockname()[1]
 
 
+APP_REPO = REPO  # --repo: the checkout whose app is served (a worktree of an older revision, say)
+
+
 def start_server(home: Path) -> tuple[subprocess.Popen, str]:
     port = _port()
     env = dict(os.environ, COMPILE_VIZ_HOME=str(home), COMPILE_VIZ_SAMPLE_RUNS=str(REPO / "sample_runs"),
                COMPILE_VIZ_WARM="0")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless",
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(APP_REPO / "app.py"), "--server.headless",
                              "true", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-                             "--server.fileWatcherType", "none"], cwd=REPO, env=env,
+                             "--server.fileWatcherType", "none"], cwd=APP_REPO, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(240):
@@ -111,21 +114,28 @@ def one_round(run: str, graph: str, layers: str, block: str, launch: int, kernel
             page2 = ctx.new_page()
             out["first view, warm (new tab)"] = _timed_view(page2, view)
             out["first view, warm (graph picked in the open page)"] = _switch_back(page2)
-            graph_el = page2.locator(".cv-graph").first
-            if graph_el.locator(f"g[id='cvO_{layers}']").count() == 0:
-                graph_el.locator(f"g[id='cvG_{layers}'] a").first.click()
-                page2.wait_for_selector(f".cv-graph g[id='cvG_{block}']", state="attached", timeout=60_000)
-            graph_el.locator(f"g[id='cvG_{block}'] a").first.click()
-            page2.wait_for_selector(f".cv-graph g[id='cvO_{block}']", state="attached", timeout=60_000)
-            t0 = time.monotonic()
-            graph_el.locator(f"g#cvL{launch} a").first.click()
-            page2.wait_for_selector(f".cv-code:has-text('{kernel[:40]}')", state="attached", timeout=60_000)
-            page2.wait_for_selector(f".cv-graph g#cvL{launch}.cv-sel", state="attached", timeout=60_000)
-            out["select a kernel in a layer"] = time.monotonic() - t0
+            if APP_REPO == REPO:  # an older revision has no layers to open
+                graph_el = page2.locator(".cv-graph").first
+                if graph_el.locator(f"g[id='cvO_{layers}']").count() == 0:
+                    graph_el.locator(f"g[id='cvG_{layers}'] a").first.click()
+                    page2.wait_for_selector(f".cv-graph g[id='cvG_{block}']", state="attached", timeout=60_000)
+                graph_el.locator(f"g[id='cvG_{block}'] a").first.click()
+                page2.wait_for_selector(f".cv-graph g[id='cvO_{block}']", state="attached", timeout=60_000)
+                t0 = time.monotonic()
+                graph_el.locator(f"g#cvL{launch} a").first.click()
+                page2.wait_for_selector(f".cv-code:has-text('{kernel[:40]}')", state="attached", timeout=60_000)
+                page2.wait_for_selector(f".cv-graph g#cvL{launch}.cv-sel", state="attached", timeout=60_000)
+                out["select a kernel in a layer"] = time.monotonic() - t0
             browser.close()
         finally:
             proc.terminate()
             proc.wait(timeout=20)
+    return _cold_browser(run, graph, out)
+
+
+def _cold_browser(run: str, graph: str, out: dict[str, float]) -> dict[str, float]:
+    from playwright.sync_api import sync_playwright
+
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         proc, url = start_server(Path(tmp) / "home")
         try:
@@ -143,7 +153,12 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--runs", default="gpt_small,gpt_deep")
+    ap.add_argument("--repo", type=Path, help="serve the app of this checkout (first views only: an older "
+                    "revision has no layers to open)")
     args = ap.parse_args()
+    global APP_REPO
+    if args.repo:
+        APP_REPO = args.repo.resolve()
     from test_browser import backward_graph, layer_launch
 
     results: dict[str, dict[str, list[float]]] = {}
