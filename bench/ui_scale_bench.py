@@ -115,17 +115,9 @@ def one_round(run: str, graph: str, layers: str, block: str, launch: int, kernel
             out["first view, warm (new tab)"] = _timed_view(page2, view)
             out["first view, warm (graph picked in the open page)"] = _switch_back(page2)
             if APP_REPO == REPO:  # an older revision has no layers to open
-                graph_el = page2.locator(".cv-graph").first
-                if graph_el.locator(f"g[id='cvO_{layers}']").count() == 0:
-                    graph_el.locator(f"g[id='cvG_{layers}'] a").first.click()
-                    page2.wait_for_selector(f".cv-graph g[id='cvG_{block}']", state="attached", timeout=60_000)
-                graph_el.locator(f"g[id='cvG_{block}'] a").first.click()
-                page2.wait_for_selector(f".cv-graph g[id='cvO_{block}']", state="attached", timeout=60_000)
-                t0 = time.monotonic()
-                graph_el.locator(f"g#cvL{launch} a").first.click()
-                page2.wait_for_selector(f".cv-code:has-text('{kernel[:40]}')", state="attached", timeout=60_000)
-                page2.wait_for_selector(f".cv-graph g#cvL{launch}.cv-sel", state="attached", timeout=60_000)
-                out["select a kernel in a layer"] = time.monotonic() - t0
+                from test_browser import select_in_layer
+
+                out["select a kernel in a layer"] = select_in_layer(page2, layers, block, launch, kernel)
             browser.close()
         finally:
             proc.terminate()

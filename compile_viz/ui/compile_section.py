@@ -56,12 +56,7 @@ def _show(key: str, logs, log, c) -> None:
                 f"[open on the Compiles page]({_link(key, compile=c.id, rank=rank if len(logs) > 1 else '')})")
     left, right = st.columns([2, 3], gap="small")
     with left:
-        count = c.guard_count if c.guard_count is not None else len(c.guards)
-        st.markdown(f"##### Guards ({count})")
-        query = st.text_input("Search guards", key=f"viewer-guards-{c.id}", placeholder="e.g. L['x'] or TENSOR_MATCH")
-        shown = render.filter_guards(c.guards, query)
-        st.caption(f"{len(shown)} of {len(c.guards)} lines")
-        st.code("\n".join(shown) or "none", language=None, height=360)
+        compiles_page.guards(c, key=f"viewer-guards-{c.id}", height=360)
     with right:
         st.markdown("##### Compile phases")
         phases = render.phases_of(log, c)

@@ -106,12 +106,17 @@ def _details(key: str, parsed: TraceParse, log: TraceLog, c: CompileRecord) -> N
         st.markdown("##### User stack")
         st.html(render.stack_html(c.stack))
     with right:
-        count = c.guard_count if c.guard_count is not None else len(c.guards)
-        st.markdown(f"##### Guards ({count})")
-        query = st.text_input("Search guards", key=f"guards-{c.id}", placeholder="e.g. L['x'] or TENSOR_MATCH")
-        shown = render.filter_guards(c.guards, query)
-        st.caption(f"{len(shown)} of {len(c.guards)} lines")
-        st.code("\n".join(shown) or "none", language=None)
+        guards(c, key=f"guards-{c.id}")
     st.markdown("##### Compile phases")
     every = st.checkbox("every phase (passes, autotuning, caches)", key=f"phases-{c.id}")
     st.plotly_chart(render.phase_figure(render.phases_of(log, c), all_phases=every), width="stretch", key=f"tl-{c.id}")
+
+
+def guards(c, *, key: str, height: int | str = "content") -> None:
+    """A compile's guards: the count, a search box and the lines it keeps (here and in the Viewer)."""
+    count = c.guard_count if c.guard_count is not None else len(c.guards)
+    st.markdown(f"##### Guards ({count})")
+    query = st.text_input("Search guards", key=key, placeholder="e.g. L['x'] or TENSOR_MATCH")
+    shown = render.filter_guards(c.guards, query)
+    st.caption(f"{len(shown)} of {len(c.guards)} lines")
+    st.code("\n".join(shown) or "none", language=None, height=height)
