@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 17, item 4: is the tool's compiled latency what triton.testing.do_bench says?
 # For every bundled sample (but gpt_deep) and five third-party models of tests/third_party/models.py:
-#   1. `capture --measure` with the project's own CLI (rounds, a 95% interval, the CPU time per call);
+#   1. `capture --measure` with the project's own CLI (rounds, an interval, the CPU time per call);
 #   2. right after, three fresh processes of bench/timing_check.py, each compiling the same model and
 #      timing it with do_bench (three, because do_bench moves between processes on launch-bound calls).
 # Compiles run side by side (JOBS at a time); every timing, in a capture or a do_bench process, holds

@@ -5,7 +5,7 @@
 
 `collect` reads the run folder named on the last line of OUT/NAME.capture.log (the capture's own
 output) through compile_viz.measurements, and OUT/NAME.bench*.json (bench/timing_check.py).
-Stdlib only. The two agree when the tool's 95% interval of the compiled median overlaps the range
+Stdlib only. The two agree when the tool's interval of the compiled median overlaps the range
 of the do_bench medians (one per fresh process); either way the table gives the gap in percent
 from the median of those.
 """
@@ -22,9 +22,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from compile_viz.measurements import read_run  # noqa: E402
 
-HEADER = ("| model | flags | tool: compiled ms [95% interval] | rounds | do_bench ms, 3 fresh processes "
+HEADER = ("| model | flags | tool: compiled ms [interval] | rounds | do_bench ms, 3 fresh processes "
           "(median each) | do_bench spread | tool vs do_bench | CPU ms per call (tool / do_bench proc.) "
-          "| GPU kernel ms per call | who sets the pace | speedup [95% interval] |")
+          "| GPU kernel ms per call | who sets the pace | speedup [interval] |")
 
 
 def _log(out: Path, name: str) -> list[str]:

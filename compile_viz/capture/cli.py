@@ -146,16 +146,16 @@ def _latency_words(s: MeasureSummary) -> str:
 
 
 def speedup_words(s: MeasureSummary) -> str:
-    """Return "speedup 1.39x (95% interval 1.30-1.45x, 7 rounds)", "no clear difference (…)" or the bare figure."""
+    """Return "speedup 1.39x (interval 1.30-1.45x, 7 rounds)", "no clear difference (…)" or the bare figure."""
     if not s.speedup:
         return "speedup unknown"
     interval = s.speedup_interval
     if interval is None:
         return f"speedup {s.speedup:.2f}x"
-    spread = f"{s.speedup:.2f}x, 95% interval {interval[0]:.2f}-{interval[1]:.2f}x, {s.rounds or '?'} rounds"
+    spread = f"{s.speedup:.2f}x, interval {interval[0]:.2f}-{interval[1]:.2f}x, {s.rounds or '?'} rounds"
     if s.clear_difference() is False:
         return f"speedup: no clear difference ({spread})"
-    return f"speedup {spread.replace('x, 95%', 'x (95%', 1)})"
+    return f"speedup {spread.replace('x, interval', 'x (interval', 1)})"
 
 
 def _bound_words(s: MeasureSummary) -> str:

@@ -3,7 +3,7 @@
 A round times `n` calls of each variant in turn (the order alternates from round to round), so a
 drift of the machine (clocks, another process, the CPU's caches) lands on both variants alike; the
 speedup of a round is eager's median over compiled's median in that round. `spread.py` turns the
-rounds into a median and a bootstrap 95% interval (issue 17).
+rounds into a median and the range the middle rounds fall in (issue 17).
 
 On a GPU a call is timed like `triton.testing.do_bench`: the L2 flushed before it, CUDA events
 around it, one synchronize at the end of the round; on a CPU, wall time around it. The CPU time to
@@ -23,7 +23,7 @@ import os
 import statistics
 import time
 
-from compile_viz.capture.spread import median_interval
+from compile_viz.capture.spread import CPU_FLOOR, median_interval
 
 ROUNDS = 7
 MIN_CALLS = 50  # per variant, over all rounds
@@ -148,12 +148,17 @@ def _stats(rounds: list[list[float]], warmup: int, note: str, method: str) -> di
     times = [t for r in rounds for t in r]
     q = statistics.quantiles(times, n=10) if len(times) >= 2 else [times[0]] * 9
     round_medians = [statistics.median(r) for r in rounds]
-    median, lo, hi = median_interval(round_medians)
+    median, lo, hi = median_interval(round_medians, floor=_floor(method))
     return {"median_ms": median, "ci_low_ms": lo, "ci_high_ms": hi, "p10_ms": q[0], "p90_ms": q[-1],
             "min_ms": min(times), "mean_ms": statistics.fmean(times),
             "stdev_ms": statistics.stdev(times) if len(times) > 1 else 0.0, "calls": len(times),
             "rounds": len(rounds), "calls_per_round": len(rounds[0]), "round_medians_ms": round_medians,
             "warmup_calls": warmup, "method": method, "note": note}
+
+
+def _floor(method: str) -> float:
+    """The interval's least half-width: spread.CPU_FLOOR for a wall-clock (CPU) timing, else none."""
+    return CPU_FLOOR if method.startswith("wall clock") else 0.0
 
 
 def speedup_rounds(eager: dict, compiled: dict) -> dict | None:
@@ -163,7 +168,7 @@ def speedup_rounds(eager: dict, compiled: dict) -> dict | None:
     if not pairs:
         return None
     ratios = [e / c for e, c in pairs]
-    mid, lo, hi = median_interval(ratios)
+    mid, lo, hi = median_interval(ratios, floor=_floor(eager.get("method") or ""))
     return {"speedup": round(mid, 4), "low": round(lo, 4), "high": round(hi, 4),
             "rounds": [round(x, 4) for x in ratios]}
 

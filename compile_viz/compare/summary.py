@@ -73,12 +73,12 @@ def run_rows(a: Side, b: Side) -> list[Row]:
 
 
 def _intervals(sa: MeasureSummary, sb: MeasureSummary, low: str, high: str, unit: str) -> str:
-    """Return "; 95% intervals A 1.2-1.4x, B none" for a row's help."""
+    """Return "; intervals A 1.2-1.4x, B none" for a row's help."""
     def one(s: MeasureSummary) -> str:
         lo, hi = getattr(s, low), getattr(s, high)
         return "none (older capture)" if lo is None or hi is None else f"{lo:.3g}-{hi:.3g}{unit}"
 
-    return f"; 95% intervals: A {one(sa)}, B {one(sb)}"
+    return f"; intervals: A {one(sa)}, B {one(sb)}"
 
 
 def timing_note(a: Side, b: Side) -> tuple[bool | None, str] | None:

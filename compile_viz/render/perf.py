@@ -109,7 +109,7 @@ def _ms_range(mid: float | None, lo: float | None, hi: float | None) -> str:
 def verdict(summary: MeasureSummary) -> tuple[str, str]:
     """Return (word, sentence): whether compiling paid off, from meta.json's `measure` summary.
 
-    With an interval (issue 17) a speedup whose 95% interval includes 1.0 is "no clear difference";
+    With an interval (issue 17) a speedup whose interval includes 1.0 is "no clear difference";
     without one (older captures) a speedup within SAME_WITHIN of 1 is "about the same".
     """
     s = summary.speedup
@@ -122,7 +122,7 @@ def verdict(summary: MeasureSummary) -> tuple[str, str]:
     interval = summary.speedup_interval
     if interval is not None:
         lo, hi = interval
-        spread = f"95% interval {lo:.2f}–{hi:.2f}x over {summary.rounds or '?'} rounds"
+        spread = f"interval {lo:.2f}–{hi:.2f}x over {summary.rounds or '?'} rounds"
         if summary.clear_difference() is False:
             return "same", (f"No clear difference: compiled {c} vs eager {e} per call; the speedup {s:.2f}x has a "
                             f"{spread} that includes 1.0.")
@@ -139,7 +139,7 @@ def verdict(summary: MeasureSummary) -> tuple[str, str]:
 
 def _steady_help(summary: MeasureSummary) -> str:
     if summary.speedup_interval is not None or summary.compiled_low_ms is not None:
-        return f"median of {summary.rounds or '?'} rounds [95% interval], warm-up discarded"
+        return f"median of {summary.rounds or '?'} rounds [interval], warm-up discarded"
     return "median per call, warm-up discarded; no interval (captured before intervals were recorded)"
 
 
