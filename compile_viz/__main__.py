@@ -1,5 +1,3 @@
-import sys
+from compile_viz.cli import entry
 
-from compile_viz.cli import main
-
-sys.exit(main())
+entry()

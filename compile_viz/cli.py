@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # Which module registers each command, in the order `--help` lists them. Only the module of the
@@ -54,5 +55,24 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
+READ_ONLY = frozenset({"parse", "why", "diff"})  # they start no process and hold no file open
+
+
+def entry() -> None:
+    """The `compile-viz` script and `python -m compile_viz`: main(); after a read-only command, leave
+    without freeing the parse object by object (10^5-10^6 objects: 5-40 ms of a 0.15-0.6 s run).
+    Output is flushed first; in-process callers (tests) call main() and keep their objects."""
+    argv = sys.argv[1:]
+    code = main(argv)
+    if argv and argv[0] in READ_ONLY:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):  # the reader left (`| head`), or the stream is closed
+                pass
+        os._exit(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
