@@ -13,34 +13,15 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from compile_viz.json_fields import as_bool as _bool
+from compile_viz.json_fields import as_dict as _dict
+from compile_viz.json_fields import as_int as _int
+from compile_viz.json_fields import as_list as _list
+from compile_viz.json_fields import as_num as _num
+from compile_viz.json_fields import as_str as _str
 from compile_viz.timing_method import LaunchBound, Method, launch_bound, launch_overhead_us, method_of
 
 FILE = "measure.json"  # beside meta.json in a run folder
-
-
-def _dict(value: Any) -> dict:
-    return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list:
-    return value if isinstance(value, list) else []
-
-
-def _num(value: Any) -> float | None:
-    """Return an int or float as it is (bool is not a number here), else None."""
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _bool(value: Any) -> bool | None:
-    return value if isinstance(value, bool) else None
 
 
 @dataclass(frozen=True, slots=True)

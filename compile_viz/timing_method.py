@@ -11,19 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from compile_viz.json_fields import as_bool, as_dict, as_int, as_num, as_str
+
 if TYPE_CHECKING:
     from compile_viz.measurements import Latency, Measurement
 
 # The share of a compiled call the GPU is busy running kernels: below this, launch-bound
 LAUNCH_BOUND_BUSY = 0.5
 GPU_BOUND_BUSY = 0.8
-
-
-def _get(d: dict, key: str, kind: type | tuple) -> Any:
-    value = d.get(key)
-    if isinstance(value, bool) and kind is not bool:
-        return None
-    return value if isinstance(value, kind) else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,14 +44,13 @@ class Method:
         if not isinstance(data, dict):
             return None
         calls = data.get("calls_per_round")
-        calls = tuple((str(k), v) for k, v in calls.items() if isinstance(v, int) and not isinstance(v, bool)) \
-            if isinstance(calls, dict) else ()
-        return cls(recorded=True, timed=_get(data, "timed", str), clock=_get(data, "clock", str),
-                   rounds=_get(data, "rounds", int), calls_per_round=calls,
-                   interleaved=_get(data, "interleaved", bool), warmup=_get(data, "warmup", str),
-                   l2_flushed=_get(data, "l2_flushed", bool), cuda_graphs=_get(data, "cuda_graphs", bool),
-                   interval=_get(data, "interval", str), cpu_time=_get(data, "cpu_time", str),
-                   exclusive=_get(data, "exclusive", bool), load_avg_1m=_get(data, "load_avg_1m", (int, float)))
+        calls = tuple((str(k), v) for k, v in as_dict(calls).items() if as_int(v) is not None)
+        return cls(recorded=True, timed=as_str(data.get("timed")), clock=as_str(data.get("clock")),
+                   rounds=as_int(data.get("rounds")), calls_per_round=calls,
+                   interleaved=as_bool(data.get("interleaved")), warmup=as_str(data.get("warmup")),
+                   l2_flushed=as_bool(data.get("l2_flushed")), cuda_graphs=as_bool(data.get("cuda_graphs")),
+                   interval=as_str(data.get("interval")), cpu_time=as_str(data.get("cpu_time")),
+                   exclusive=as_bool(data.get("exclusive")), load_avg_1m=as_num(data.get("load_avg_1m")))
 
     def line(self) -> str:
         """Return the method in one sentence, for the Viewer, the CLI and a comparison."""
