@@ -62,11 +62,8 @@ class Hierarchy:
 
     def path(self, launch: int) -> tuple[str, ...]:
         """The ids of the groups around `launch`, outermost first."""
-        out, g = [], self.launch_group[launch] if 0 <= launch < len(self.launch_group) else ""
-        while g:
-            out.append(g)
-            g = self.parents.get(g, "")
-        return tuple(reversed(out))
+        g = self.launch_group[launch] if 0 <= launch < len(self.launch_group) else ""
+        return (*reversed(self.ancestors(g)), g) if g else ()
 
 
 def placeholder_modules(fx: FxGraph, inputs: Sequence[tuple[DynamoInput, ...]]) -> dict[str, str]:

@@ -214,6 +214,25 @@ def _cluster(launch: LaunchLink, stmts: list[str], view: GraphView) -> list[str]
     return head + ["  " + s for s in stmts] + ["  }"]
 
 
+def unit_edges(fx: FxGraph, units: dict[str, str | None], *, ignore: str = "") -> list[tuple[str, str]]:
+    """Data flow between drawn boxes: `units` maps the nodes taken (others are skipped) to the box
+    each is drawn in, or None for a node folded into what feeds it, which passes its sources on.
+    An edge from the box `ignore` is left out."""
+    sources: dict[str, frozenset[str]] = {}
+    edges: dict[tuple[str, str], None] = {}
+    for n in fx.nodes:
+        if n.name not in units:
+            continue
+        feeding = frozenset().union(*(sources.get(a, frozenset()) for a in n.args))
+        u = units[n.name]
+        sources[n.name] = frozenset((u,)) if u else feeding
+        if u:
+            for s in feeding:
+                if s != u and s != ignore:
+                    edges[(s, u)] = None
+    return list(edges)
+
+
 def fx_dot(fx: FxGraph, index: GraphIndex, view: GraphView) -> str:
     """Return the DOT text of `fx` drawn as `view` says."""
     launches_of = node_launches(fx, index, view.graph)
@@ -241,18 +260,7 @@ def fx_dot(fx: FxGraph, index: GraphIndex, view: GraphView) -> str:
         return n.name if ls else None
 
     units: dict[str, str | None] = {n.name: unit(n) for n in fx.nodes if n.name in keep}
-    sources: dict[str, frozenset[str]] = {}
-    edges: dict[tuple[str, str], None] = {}
-    for n in fx.nodes:
-        if n.name not in keep:
-            continue
-        feeding = frozenset().union(*(sources.get(a, frozenset()) for a in n.args))
-        u = units[n.name]
-        sources[n.name] = frozenset((u,)) if u else feeding
-        if u:
-            for s in feeding:
-                if s != u and s != INPUTS:
-                    edges[(s, u)] = None
+    edges = unit_edges(fx, units, ignore=INPUTS)
 
     lines = ["digraph fx {", '  graph [rankdir="TB", fontname="Helvetica", fontsize="10", nodesep="0.15", '
              'ranksep="0.3", tooltip=" "];',

@@ -8,6 +8,7 @@ what no longer path implies.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 from compile_viz.artifacts.model import FxGraph
@@ -21,6 +22,7 @@ from compile_viz.render.fx_dot import (
     dot_quote,
     node_launches,
     transitive_reduction,
+    unit_edges,
 )
 from compile_viz.render.palette import kind_label
 
@@ -33,11 +35,8 @@ def group_ids(group_id: str) -> tuple[str, str]:
 
 
 def _kinds_line(index: GraphIndex, g: LaunchGroup) -> str:
-    counts: dict[str, int] = {}
-    for i in g.launches:
-        k = index.launches[i].kind
-        counts[k] = counts.get(k, 0) + 1
-    return ", ".join(f"{n} {kind_label(k)}" for k, n in sorted(counts.items(), key=lambda t: -t[1]))
+    counts = Counter(index.launches[i].kind for i in g.launches)
+    return ", ".join(f"{n} {kind_label(k)}" for k, n in counts.most_common())
 
 
 NONE_OPEN = "-"  # `open=-`: every group closed (no `open` at all: the first view's choice)
@@ -113,22 +112,7 @@ def hierarchy_dot(fx: FxGraph, index: GraphIndex, h: Hierarchy, view: GraphView)
                 lines.append(_group_box(index, c, view))
 
     draw(h.root, 0)
-    lines += [f"  {dot_quote(s)} -> {dot_quote(d)};" for s, d in transitive_reduction(_edges(fx, launches_of, unit))]
+    units = {name: unit.get(ls[0]) if ls else None for name, ls in launches_of.items()}
+    lines += [f"  {dot_quote(s)} -> {dot_quote(d)};" for s, d in transitive_reduction(unit_edges(fx, units))]
     lines.append("}")
     return "\n".join(lines)
-
-
-def _edges(fx: FxGraph, launches_of: dict[str, tuple[int, ...]], unit: dict[int, str]) -> list[tuple[str, str]]:
-    """Data flow between visible boxes: a node's box takes what feeds it from the nearest boxes up."""
-    sources: dict[str, frozenset[str]] = {}
-    edges: dict[tuple[str, str], None] = {}
-    for n in fx.nodes:
-        ls = launches_of.get(n.name, ())
-        u = unit.get(ls[0]) if ls else None
-        feeding = frozenset().union(*(sources.get(a, frozenset()) for a in n.args))
-        sources[n.name] = frozenset((u,)) if u else feeding
-        if u:
-            for s in feeding:
-                if s != u:
-                    edges[(s, u)] = None
-    return list(edges)
