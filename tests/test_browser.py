@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qs
 
@@ -34,6 +35,22 @@ def _require(ok: bool, why: str) -> None:
     if os.environ.get("COMPILE_VIZ_CI"):
         pytest.fail(f"{why}, and COMPILE_VIZ_CI is set: the browser test must run in CI")
     pytest.skip(why)
+
+
+@contextmanager
+def chromium_page(height: int):
+    """A 1600-pixel-wide page of Debian's Chromium, driven by Playwright; the test skips without
+    Chromium or Graphviz's dot (fails under COMPILE_VIZ_CI)."""
+    _require(Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    _require(shutil.which("dot") is not None, "no Graphviz `dot` (apt-get install graphviz)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            yield browser.new_page(viewport={"width": 1600, "height": height})
+        finally:
+            browser.close()
 
 
 def _free_port() -> int:
@@ -107,16 +124,10 @@ def click_kernel(page, other_than: str = "") -> tuple[str, int, float]:
 
 
 def test_main_flow_in_chromium(server):
-    _require(Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    _require(shutil.which("dot") is not None, "no Graphviz `dot` (apt-get install graphviz)")
-    from playwright.sync_api import sync_playwright
-
     url, name, graph = server
     OUT.mkdir(exist_ok=True)
     view = f"{url}/?run=bundled:{name}&graph={graph}"
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1600, "height": 1300})
+    with chromium_page(1300) as page:
         t0 = time.monotonic()
         page.goto(view)
         page.wait_for_selector(".cv-graph svg", state="attached", timeout=60_000)
@@ -143,7 +154,6 @@ def test_main_flow_in_chromium(server):
         page.wait_for_selector(".cv-graph .cv-sel, .cv-graph .cv-sel-cluster", state="attached", timeout=30_000)
         again = time.monotonic() - t0
         assert "kernel=" in page.url
-        browser.close()
     print(f"\nbrowser: {name}/{graph}: first view {first:.2f} s, select a kernel {select_s:.2f} s, "
           f"then another {select2_s:.2f} s, re-view (reload, cached) {again:.2f} s")
 
@@ -175,19 +185,13 @@ def pick(page, label: str, option: str) -> None:
 
 def test_why_not_fused_in_chromium(server):
     """Pick two kernels of a bundled run that Inductor refused to fuse; the reason is on the page."""
-    _require(Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    _require(shutil.which("dot") is not None, "no Graphviz `dot` (apt-get install graphviz)")
-    from playwright.sync_api import sync_playwright
-
     url, _, _ = server
     name = "many_row_sums"
     zip_path = REPO / "sample_runs" / f"{name}.zip"
     _require(zip_path.is_file(), f"no bundled {zip_path.name}")
     graph, first, second, kind = refused_pair(zip_path)
     OUT.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1600, "height": 1400})
+    with chromium_page(1400) as page:
         page.goto(f"{url}/?run=bundled:{name}&graph={graph}")
         page.wait_for_selector(".cv-graph svg", state="attached", timeout=60_000)
         page.locator("summary").filter(has_text="Why not fused? Inductor").first.click()
@@ -200,25 +204,18 @@ def test_why_not_fused_in_chromium(server):
         assert "why=" in page.url
         page.get_by_text(words).first.scroll_into_view_if_needed()
         page.screenshot(path=str(OUT / "why_not_fused.png"), full_page=True)
-        browser.close()
 
 
 def test_comparison_link_in_chromium(server):
     """A comparison link (?run=A&compare=B) shows both runs' numbers and graphs coloured by class:
     the H100 pair before/after a matmul that splits one fusion (tests/fixtures/compare/)."""
-    _require(Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    _require(shutil.which("dot") is not None, "no Graphviz `dot` (apt-get install graphviz)")
-    from playwright.sync_api import sync_playwright
-
     from compile_viz.render.compare import class_color
 
     url, _, _ = server
     pairs = REPO / "tests" / "fixtures" / "compare"
     a, b = pairs / "split_before.zip", pairs / "split_after.zip"
     OUT.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1600, "height": 1400})
+    with chromium_page(1400) as page:
         page.goto(f"{url}/?run=path:{a}&compare=path:{b}")
         page.wait_for_selector(".cv-compare-rows", state="attached", timeout=60_000)
         page.wait_for_selector(".cv-compare-rows >> nth=1", state="attached", timeout=60_000)
@@ -231,7 +228,6 @@ def test_comparison_link_in_chromium(server):
         assert page.locator(".cv-match").count() == 2  # the split group and the new matmul
         page.wait_for_timeout(500)
         page.screenshot(path=str(OUT / "compare_split_fusion.png"), full_page=True)
-        browser.close()
 
 
 def layer_launch(zip_path: Path, graph_id: str, layer: int) -> tuple[str, str, int, str]:
@@ -269,19 +265,13 @@ def select_in_layer(page, layers: str, block: str, launch: int, kernel: str) -> 
 def test_big_graph_opens_in_layers_in_chromium(server):
     """The 48-block backward (1,499 launches) opens as a handful of module boxes; open the blocks,
     open block 17, click a kernel in it: its code shows and it is marked."""
-    _require(Path(CHROMIUM).exists(), f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-    _require(shutil.which("dot") is not None, "no Graphviz `dot` (apt-get install graphviz)")
-    from playwright.sync_api import sync_playwright
-
     url, _, _ = server
     zip_path = REPO / "sample_runs" / "gpt_deep.zip"
     _require(zip_path.is_file(), f"no bundled {zip_path.name}")
     graph = backward_graph(zip_path)
     layers, block, launch, kernel = layer_launch(zip_path, graph, 17)
     OUT.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_page(viewport={"width": 1600, "height": 1300})
+    with chromium_page(1300) as page:
         t0 = time.monotonic()
         page.goto(f"{url}/?run=bundled:gpt_deep&graph={graph}")
         page.wait_for_selector(f".cv-graph g[id='cvG_{layers}']", state="attached", timeout=60_000)
@@ -292,5 +282,4 @@ def test_big_graph_opens_in_layers_in_chromium(server):
         assert f"launch={launch}" in page.url and "open=" in page.url
         page.wait_for_timeout(500)
         page.screenshot(path=str(OUT / "viewer_big_graph_layer.png"), full_page=True)
-        browser.close()
     print(f"\nbrowser: gpt_deep/{graph}: first view {first:.2f} s, select a kernel in {block} {select_s:.2f} s")
