@@ -81,35 +81,13 @@ def scan_dynamo_inputs(data: bytes) -> list[tuple[DynamoInput, ...]]:
 
 def read_dynamo_inputs(path: str) -> list[tuple[DynamoInput, ...]]:
     """The Dynamo input lists of the TORCH_TRACE logs at or under `path` (a log, a run folder with
-    trace/, or a zip of one); [] when there is none. Only a run with one log (one rank) is read."""
+    trace/, or a zip of one; its debug/ tree is not read); [] when there is none. Only a run with
+    one log (one rank) is read."""
     import os
 
-    from compile_viz.artifacts.discover import ArtifactReader
-    from compile_viz.artifacts.trace_discover import (
-        SNIFF_BYTES,
-        SUFFIXES,
-        _gunzip,
-        is_trace_file,
-        looks_like_trace,
-    )
+    from compile_viz.artifacts.trace_discover import trace_logs
 
     if not os.path.exists(path):
         return []
-    if is_trace_file(path):
-        with open(path, "rb") as f:
-            data = _gunzip(f.read())
-        return scan_dynamo_inputs(data) if data else []
-    reader = ArtifactReader(path)
-    try:
-        logs = []
-        for d, names in sorted(reader.dirs.items()):
-            for name in sorted(names):
-                if not name.endswith(SUFFIXES) or "debug" in d.split("/"):
-                    continue
-                data = reader.read(d, name)
-                data = _gunzip(data) if data is not None else None
-                if data is not None and looks_like_trace(data[:SNIFF_BYTES]):
-                    logs.append(data)
-    finally:
-        reader.close()
-    return scan_dynamo_inputs(logs[0]) if len(logs) == 1 else []
+    logs = trace_logs(path, skip_dirs=("debug",))
+    return scan_dynamo_inputs(logs[0][1]) if len(logs) == 1 else []

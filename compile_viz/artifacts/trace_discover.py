@@ -59,8 +59,9 @@ def is_trace_file(path: str) -> bool:
         return looks_like_trace(fh.read(SNIFF_BYTES))
 
 
-def trace_logs(path: str) -> list[tuple[str, bytes]]:
-    """(display path, bytes) of every TORCH_TRACE log at `path`, sorted by name; [] when none."""
+def trace_logs(path: str, *, skip_dirs: tuple[str, ...] = ()) -> list[tuple[str, bytes]]:
+    """(display path, bytes) of every TORCH_TRACE log at `path`, sorted by name; [] when none.
+    Folders named in `skip_dirs` (at any depth: a run's "debug") are not read."""
     if os.path.isfile(path) and not zipfile.is_zipfile(path):
         with open(path, "rb") as fh:
             data = fh.read()
@@ -70,6 +71,8 @@ def trace_logs(path: str) -> list[tuple[str, bytes]]:
     try:
         found = []
         for d, names in sorted(reader.dirs.items()):
+            if skip_dirs and any(part in skip_dirs for part in d.split("/")):
+                continue
             for name in sorted(names):
                 if not name.endswith(SUFFIXES):
                     continue
