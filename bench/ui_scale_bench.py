@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,32 +37,19 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-f
 GRAPH_SVG = ".cv-graph svg"
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 APP_REPO = REPO  # --repo: the checkout whose app is served (a worktree of an older revision, say)
 
 
 def start_server(home: Path) -> tuple[subprocess.Popen, str]:
-    port = _port()
+    from test_browser import start_streamlit
+
     env = dict(os.environ, COMPILE_VIZ_HOME=str(home), COMPILE_VIZ_SAMPLE_RUNS=str(REPO / "sample_runs"),
                COMPILE_VIZ_WARM="0")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(APP_REPO / "app.py"), "--server.headless",
-                             "true", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-                             "--server.fileWatcherType", "none"], cwd=APP_REPO, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(240):
-        try:
-            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).status == 200:
-                return proc, url
-        except OSError:
-            time.sleep(0.25)
-    proc.kill()
-    raise SystemExit("streamlit did not start")
+    proc, url = start_streamlit(APP_REPO, env, subprocess.DEVNULL, tries=240)
+    if url is None:
+        proc.kill()
+        raise SystemExit("streamlit did not start")
+    return proc, url
 
 
 def _timed_view(page, url: str) -> float:

@@ -59,6 +59,23 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def start_streamlit(app_dir: Path, env: dict, log, *, tries: int = 120) -> tuple[subprocess.Popen, str | None]:
+    """Start `streamlit run APP_DIR/app.py` headless on a free port, output to `log`; return the
+    process and its URL once /_stcore/health answers, or None after `tries` quarter seconds."""
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app_dir / "app.py"), "--server.headless",
+                             "true", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+                             "--server.fileWatcherType", "none"], cwd=app_dir, env=env, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(tries):
+        try:
+            if urllib.request.urlopen(url + "/_stcore/health", timeout=1).status == 200:
+                return proc, url
+        except OSError:
+            time.sleep(0.25)
+    return proc, None
+
+
 def pick_run(tmp: Path) -> tuple[Path, str]:
     """Return (sample_runs folder, run name): gpt_small when bundled, else the largest zip we can make."""
     bundled = REPO / "sample_runs"
@@ -80,21 +97,11 @@ def backward_graph(zip_path: Path) -> str:
 @pytest.fixture
 def server(tmp_path):
     folder, name = pick_run(tmp_path)
-    port = _free_port()
     env = dict(os.environ, COMPILE_VIZ_HOME=str(tmp_path / "home"), COMPILE_VIZ_SAMPLE_RUNS=str(folder))
     log = open(tmp_path / "streamlit.log", "wb")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(REPO / "app.py"), "--server.headless",
-                             "true", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-                             "--server.fileWatcherType", "none"], cwd=REPO, env=env, stdout=log, stderr=log)
-    url = f"http://127.0.0.1:{port}"
+    proc, url = start_streamlit(REPO, env, log)
     try:
-        for _ in range(120):
-            try:
-                if urllib.request.urlopen(url + "/_stcore/health", timeout=1).status == 200:
-                    break
-            except OSError:
-                time.sleep(0.25)
-        else:
+        if url is None:
             pytest.fail("streamlit did not start: " + (tmp_path / "streamlit.log").read_text()[-2000:])
         yield url, name, backward_graph(folder / f"{name}.zip")
     finally:
