@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import TYPE_CHECKING
+from contextlib import nullcontext
 
-from compile_viz.artifacts import DiscoveryError, parse_path
+from compile_viz.artifacts import DiscoveryError, GraphJob, parse_path, planned, preload
 from compile_viz.artifacts.gc_pause import paused_gc
 from compile_viz.artifacts.model import FxNode, GraphParse
-from compile_viz.artifacts.trace_discover import parse_trace_path
+from compile_viz.artifacts.trace_discover import parse_trace_path, planned_trace
+from compile_viz.forked import cpus, run_shared
 from compile_viz.trace_cli import trace_json, trace_summary_lines
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from compile_viz.linking.model import GraphIndex
 
@@ -22,6 +24,9 @@ def register(sub) -> None:
     p.add_argument("--trace", action="store_true",
                    help="read the TORCH_TRACE logs under PATH (a run's trace/) even when a debug folder is there")
     p.add_argument("--json", action="store_true", help="print the whole parse as JSON")
+    p.add_argument("--jobs", type=int, metavar="N",
+                   help="with --json: processes that parse graphs side by side (default: the CPUs this "
+                        "process may use, at most one per graph; 1: this process only)")
     p.add_argument("--strict", action="store_true",
                    help="exit 1 when any file gave a warning (each is printed on stderr); for CI use")
     p.set_defaults(func=run)
@@ -29,19 +34,46 @@ def register(sub) -> None:
 
 def run(args) -> int:
     try:
+        if args.json:
+            return _run_json_output(args)
         parsed = parse_trace_path(args.path) if getattr(args, "trace", False) else parse_path(args.path)
     except DiscoveryError as exc:
         print(f"compile-viz: {exc}", file=sys.stderr)
         return 2
-    if args.json:
-        with paused_gc():  # ~10^5 dicts and lists: left on, the collector walks the whole parse again and again
-            write_parse_json(parsed, sys.stdout)
-    else:
-        for line in summary_lines(parsed):
-            print(line)
+    for line in summary_lines(parsed):
+        print(line)
     if getattr(args, "strict", False):
-        return strict_exit(parsed)
+        return strict_exit(parsed.root, _warnings(parsed))
     return 0
+
+
+def _run_json_output(args) -> int:
+    """`parse --json`: each graph parsed, linked and encoded as a job, the jobs shared out between
+    processes (`--jobs`), the document written in the graphs' order."""
+    import compile_viz.linking  # noqa: F401 - graph_json's, imported once before any fork
+
+    plan = nullcontext(planned_trace(args.path)) if getattr(args, "trace", False) else planned(args.path)
+    with plan as (run_part, jobs), paused_gc():  # ~10^5 dicts and lists: left on, the collector walks the whole parse again and again
+        workers = getattr(args, "jobs", None) or cpus()
+        preload(jobs)
+        graphs = run_shared(graph_text, jobs, [job.size for job in jobs], workers)
+        warnings = [str(w) for w in run_part.warnings]
+        write_document(run_part, _texts(graphs, warnings), sys.stdout)
+    if getattr(args, "strict", False):
+        return strict_exit(run_part.root, warnings)
+    return 0
+
+
+def _texts(graphs, warnings: list[str]):
+    for text, graph_warnings in graphs:
+        warnings.extend(graph_warnings)
+        yield text
+
+
+def graph_text(job: GraphJob) -> tuple[str, tuple[str, ...]]:
+    """One graph's JSON text, from its parse job, and its warnings."""
+    g = job()
+    return _ENCODE(graph_json(g)), tuple(str(w) for w in g.warnings)
 
 
 # Compact, because an indent makes `json` use its pure-Python encoder (gpt_small: 0.13 s against
@@ -60,21 +92,30 @@ def write_parse_json(parsed, out) -> None:
     """Write `write_json(debug_parse_json(parsed), out)`'s text a graph at a time: each graph's
     document is built, encoded, written and dropped before the next (gpt_deep: a third less peak
     memory than the whole document at once)."""
-    out.write('{"root":' + _ENCODE(parsed.root) + ',"graphs":[')
-    for i, g in enumerate(parsed.graphs):
+    write_document(parsed, (_ENCODE(graph_json(g)) for g in parsed.graphs), out)
+
+
+def write_document(run_part, graph_texts, out) -> None:
+    """Write the document of `debug_parse_json` from its parts: the run's (`root`, graph breaks,
+    warnings, traces; its `graphs` unused) and each graph's JSON text, written as it comes."""
+    out.write('{"root":' + _ENCODE(run_part.root) + ',"graphs":[')
+    for i, text in enumerate(graph_texts):
         if i:
             out.write(",")
-        out.write(_ENCODE(graph_json(g)))
-    out.write("]," + _ENCODE(_run_json(parsed))[1:] + "\n")  # its keys after "graphs", without the "{"
+        out.write(text)
+    out.write("]," + _ENCODE(_run_json(run_part))[1:] + "\n")  # its keys after "graphs", without the "{"
 
 
-def strict_exit(parsed) -> int:
+def _warnings(parsed) -> list[str]:
+    return [str(w) for w in parsed.warnings] + [str(w) for g in parsed.graphs for w in g.warnings]
+
+
+def strict_exit(root: str, warnings: list[str]) -> int:
     """Print every warning on stderr; return 1 when there was one (0 otherwise)."""
-    warnings = [str(w) for w in parsed.warnings] + [str(w) for g in parsed.graphs for w in g.warnings]
     for w in warnings:
         print(f"compile-viz: warning: {w}", file=sys.stderr)
     if warnings:
-        print(f"compile-viz: --strict: {len(warnings)} warning(s) in {parsed.root}", file=sys.stderr)
+        print(f"compile-viz: --strict: {len(warnings)} warning(s) in {root}", file=sys.stderr)
         return 1
     return 0
 

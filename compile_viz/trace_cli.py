@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from compile_viz.artifacts.trace_model import CompileRecord, TraceLog, TraceParse
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from compile_viz.artifacts.trace_model import CompileRecord, TraceLog
+
+
+def is_trace(parsed) -> bool:
+    """Whether `parsed` was read from TORCH_TRACE logs (a TraceParse). Its module is loaded only
+    when a trace is read, so a debug folder's parse is told apart without importing it."""
+    module = sys.modules.get("compile_viz.artifacts.trace_model")
+    return module is not None and isinstance(parsed, module.TraceParse)
 
 
 def compile_json(c: CompileRecord) -> dict:
@@ -46,14 +57,14 @@ def log_json(log: TraceLog) -> dict:
 
 def trace_json(parsed) -> dict:
     """{"traces": [...]} for a TraceParse; {} for a debug folder's parse (its JSON stays as it was)."""
-    if not isinstance(parsed, TraceParse):
+    if not is_trace(parsed):
         return {}
     return {"traces": [log_json(log) for log in parsed.logs], "not_in_trace": list(parsed.not_in_trace)}
 
 
 def trace_summary_lines(parsed) -> list[str]:
     """One line per compile id: status, frame, graphs, guards, recompile reason."""
-    if not isinstance(parsed, TraceParse):
+    if not is_trace(parsed):
         return []
     lines = []
     for log in parsed.logs:

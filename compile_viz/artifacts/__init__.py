@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 from compile_viz.artifacts.discover import (
@@ -13,22 +15,26 @@ from compile_viz.artifacts.discover import (
 )
 from compile_viz.artifacts.fusion_log import decisions_by_graph
 from compile_viz.artifacts.gc_pause import without_gc
+from compile_viz.artifacts.jobs import GraphJob
 from compile_viz.artifacts.kinds import EXPECTED, PARSED, RUN_ARTIFACTS
 from compile_viz.artifacts.model import DebugParse, GraphFolder, GraphParse, ParseWarning
 
-__all__ = ["DiscoveryError", "parse_path", "parse_graph", "DebugParse", "GraphParse"]
+__all__ = ["DiscoveryError", "parse_path", "planned", "parse_graph", "DebugParse", "GraphParse", "GraphJob"]
 
 # file name -> (GraphParse field, parser), from the artifact table (kinds.py)
 PARSERS = {a.file: (a.name, a.parser) for a in PARSED}
 
 
-def parse_graph(reader: ArtifactReader, folder: GraphFolder) -> GraphParse:
-    """Parse every artifact of one graph folder; missing or unreadable files become warnings."""
-    return parse_graph_files(folder, {name: reader.read(folder.location, name) for name in folder.files})
+def parse_graph(reader: ArtifactReader, folder: GraphFolder, extra: dict | None = None) -> GraphParse:
+    """Parse every artifact of one graph folder; missing or unreadable files become warnings.
+    `extra`: GraphParse fields that come from the run rather than the folder (fusion decisions,
+    kernel stacks)."""
+    files = {name: reader.read(folder.location, name) for name in folder.files}
+    return parse_graph_files(folder, files, extra)
 
 
 @without_gc
-def parse_graph_files(folder: GraphFolder, files: dict[str, bytes | None]) -> GraphParse:
+def parse_graph_files(folder: GraphFolder, files: dict[str, bytes | None], extra: dict | None = None) -> GraphParse:
     """Parse one graph's artifacts given as bytes (None: could not be read)."""
     fields: dict[str, object] = {}
     warnings: list[ParseWarning] = []
@@ -54,11 +60,24 @@ def parse_graph_files(folder: GraphFolder, files: dict[str, bytes | None]) -> Gr
         output_code=fields.get("output_code"),
         provenance=fields.get("provenance"),
         warnings=tuple(warnings),
+        **(extra or {}),
     )
 
 
 def parse_path(path: str) -> DebugParse:
-    """Parse every graph under `path` (a folder at any level, or a zip).
+    """Parse every graph under `path` (a folder at any level, a zip, or a TORCH_TRACE log).
+
+    Raises DiscoveryError (one line) when the path is missing or holds no debug run.
+    """
+    with planned(path) as (run, jobs):
+        return replace(run, graphs=tuple(job() for job in jobs))
+
+
+@contextmanager
+def planned(path: str) -> Iterator[tuple[DebugParse, tuple[GraphJob, ...]]]:
+    """`parse_path(path)` in two parts: what belongs to the whole run (a DebugParse with no
+    graphs yet: graph breaks, run-wide warnings) and one GraphJob per graph, in order, whose
+    GraphParses go in its `graphs`. The jobs read their files until the block ends.
 
     Raises DiscoveryError (one line) when the path is missing or holds no debug run.
     """
@@ -66,49 +85,60 @@ def parse_path(path: str) -> DebugParse:
 
     if not os.path.exists(path):
         raise DiscoveryError(f"no such file or folder: {path}")
-    from compile_viz.artifacts.trace_discover import attach_kernel_stacks, is_trace_file, parse_trace_path
+    from compile_viz.artifacts.trace_discover import is_trace_file, kernel_stack_fields, planned_trace
 
     if is_trace_file(path):  # a TORCH_TRACE log, plain or gzip
-        return parse_trace_path(path)
+        yield planned_trace(path)
+        return
     reader = ArtifactReader(path)
     try:
         folders, runs = find_graphs(reader)
         if not folders and (trace := _trace_or_none(path)) is not None:
-            return trace  # a folder or zip with TORCH_TRACE logs and no debug folder
+            yield trace  # a folder or zip with TORCH_TRACE logs and no debug folder
+            return
         if not folders:
             raise DiscoveryError(
                 f"no Inductor debug artifacts under {path}: point at a torch_compile_debug folder "
                 "(made with TORCH_COMPILE_DEBUG=1), one of its run_*/graph folders, or a zip of one"
             )
-        graphs = tuple(parse_graph(reader, f) for f in folders)
         breaks = read_graph_breaks(reader, runs)
-        graphs, run_warnings = attach_run_artifacts(reader, graphs)
-        graphs, stack_warnings = attach_kernel_stacks(reader, graphs)
+        names = [f.name for f in folders]
+        extra, run_warnings = run_artifact_fields(reader, names)
+        stacks, stack_warnings = kernel_stack_fields(reader, names)
+        for name, fields in stacks.items():
+            extra.setdefault(name, {}).update(fields)
+        jobs = tuple(GraphJob(parse_graph, (reader, f, extra.get(f.name)), reader.size(f.location, f.files))
+                     for f in folders)
+        yield DebugParse(root=path, graphs=(), graph_breaks=tuple(breaks), warnings=run_warnings + stack_warnings), jobs
     finally:
         reader.close()
-    return DebugParse(root=path, graphs=graphs, graph_breaks=tuple(breaks), warnings=run_warnings + stack_warnings)
 
 
-def attach_run_artifacts(reader: ArtifactReader, graphs: tuple[GraphParse, ...]) -> tuple[tuple[GraphParse, ...], tuple]:
-    """The graphs with what the run-wide artifacts (kinds.RUN_ARTIFACTS: the fusion log) say of
-    each, and those files' warnings."""
+def preload(jobs: tuple[GraphJob, ...]) -> None:
+    """Import now the parsers that running `jobs` would import on first use (the scheduler IR's),
+    so that processes forked to run them share this process's copy instead of each importing it."""
+    if any(job.fn is parse_graph and any(f.startswith("ir_") for f in job.args[1].files) for job in jobs):
+        import compile_viz.artifacts.scheduler_ir  # noqa: F401
+
+
+def run_artifact_fields(reader: ArtifactReader, names: list[str]) -> tuple[dict[str, dict[str, object]], tuple]:
+    """What the run-wide artifacts (kinds.RUN_ARTIFACTS: the fusion log) say of each graph folder
+    named in `names`, as {folder name: {GraphParse field: value}}, and those files' warnings."""
     warnings: list[ParseWarning] = []
-    fields: dict[str, dict[str, object]] = {}  # graph folder name -> {field: value}
+    fields: dict[str, dict[str, object]] = {}
     for kind in RUN_ARTIFACTS:
         for rel_dir, data in find_files(reader, kind.file):
             log = kind.parser(data, path=f"{rel_dir}/{kind.file}" if rel_dir not in ("", ".") else kind.file)
             warnings.extend(log.warnings)
-            for name, value in decisions_by_graph(log, [g.folder.name for g in graphs]).items():
+            for name, value in decisions_by_graph(log, names).items():
                 fields.setdefault(name, {})[kind.name] = value
-    if not fields:
-        return graphs, tuple(warnings)
-    return tuple(replace(g, **fields[g.folder.name]) if g.folder.name in fields else g for g in graphs), tuple(warnings)
+    return fields, tuple(warnings)
 
 
 def _trace_or_none(path: str):
-    from compile_viz.artifacts.trace_discover import parse_trace_path
+    from compile_viz.artifacts.trace_discover import planned_trace
 
     try:
-        return parse_trace_path(path)
+        return planned_trace(path)
     except DiscoveryError:
         return None

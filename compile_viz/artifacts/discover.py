@@ -34,6 +34,7 @@ class ArtifactReader:
         self.root = root
         self.is_zip = os.path.isfile(root)
         self._zip: zipfile.ZipFile | None = None
+        self._pid = os.getpid()  # a forked process reopens the zip: the two would share one file offset
         self.dirs: dict[str, list[str]] = {}
         if self.is_zip:
             try:
@@ -63,6 +64,8 @@ class ArtifactReader:
             if self._zip is not None:
                 if self.sizes.get(rel, 0) > MAX_MEMBER_BYTES:
                     return None
+                if self._pid != os.getpid():
+                    self._zip, self._pid = zipfile.ZipFile(self.root), os.getpid()
                 return self._zip.read(rel)
             with open(os.path.join(self.root, *rel.split("/")), "rb") as fh:
                 return fh.read()
@@ -70,6 +73,20 @@ class ArtifactReader:
             return None
         except Exception:  # zlib.error and friends from a damaged member
             return None
+
+    def size(self, rel_dir: str, names: tuple[str, ...]) -> int:
+        """The bytes of the named files in `rel_dir` (0 for one that cannot be read)."""
+        total = 0
+        for name in names:
+            rel = name if rel_dir in ("", ".") else f"{rel_dir}/{name}"
+            if self._zip is not None:
+                total += self.sizes.get(rel, 0)
+                continue
+            try:
+                total += os.path.getsize(os.path.join(self.root, *rel.split("/")))
+            except OSError:
+                pass
+        return total
 
     def close(self) -> None:
         if self._zip is not None:

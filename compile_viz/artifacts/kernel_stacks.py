@@ -15,8 +15,7 @@ import re
 from bisect import bisect_left
 from dataclasses import dataclass
 
-from compile_viz.artifacts.model import ParseWarning
-from compile_viz.artifacts.trace_model import StackFrame
+from compile_viz.artifacts.model import ParseWarning, StackFrame
 
 KEY = re.compile(r"^(?P<kernel>.+):(?P<handle>\d+)$")
 FRAME = re.compile(r'^  File "(?P<file>.+)", line (?P<line>\d+), in (?P<function>.+)$')

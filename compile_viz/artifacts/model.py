@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from functools import cached_property
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing itself is not imported: ~2 ms of every command
 
 if TYPE_CHECKING:
     from compile_viz.artifacts.kernel_stacks import KernelStacks
@@ -366,6 +367,16 @@ class GraphBreak:
     file: str
     line: int
     code: str
+
+
+@dataclass(frozen=True, slots=True)
+class StackFrame:
+    """One frame of a user stack (`dynamo_start`) or of a kernel's stack trace."""
+
+    file: str
+    line: int
+    function: str
+    code: str  # the source line as Dynamo logged it ("" when it did not)
 
 
 @dataclass(frozen=True, slots=True)

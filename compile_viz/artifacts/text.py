@@ -8,6 +8,8 @@ IDENT = re.compile(r"[A-Za-z_]\w*")
 # "f32[100, 100]" / "f32[100, 100][100, 1]cuda:0" / "i64[]" / "Sym(s77)"
 TENSOR_ANNOTATION = re.compile(r"^(\w+)\[([^\]]*)\](?:\[([^\]]*)\])?(.*)$")
 SYM_ANNOTATION = re.compile(r"^Sym\((.*)\)$")
+# the glog prefix of a TORCH_TRACE line (`V1123 04:51:28.049000 1614 torch/_dynamo/utils.py:2126] `)
+GLOG_PREFIX = re.compile(r"[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ [^\]]*:\d+\] ")
 
 
 def decode(data: bytes | str) -> tuple[str, bool]:

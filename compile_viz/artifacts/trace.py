@@ -15,11 +15,10 @@ import json
 import re
 
 from compile_viz.artifacts.model import ParseWarning
-from compile_viz.artifacts.text import decode
+from compile_viz.artifacts.text import GLOG_PREFIX, decode
 from compile_viz.artifacts.trace_build import CompileBuilder, compile_id_of, pair_phases
 from compile_viz.artifacts.trace_model import StackFrame, TraceLog
 
-GLOG_PREFIX = re.compile(r"[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ [^\]]*:\d+\] ")
 RANK_IN_NAME = re.compile(r"rank_(\d+)")
 ID_KEYS = frozenset({"compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "has_payload", "rank"})
 GRAPH_ENTRIES = frozenset({

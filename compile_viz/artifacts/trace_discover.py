@@ -16,11 +16,13 @@ from dataclasses import replace
 
 from compile_viz.artifacts.discover import ArtifactReader, DiscoveryError
 from compile_viz.artifacts.gc_pause import without_gc
+from compile_viz.artifacts.jobs import GraphJob
 from compile_viz.artifacts.kernel_stacks import KernelStacks, parse_kernel_stacks, scan_log
-from compile_viz.artifacts.model import GraphParse
-from compile_viz.artifacts.trace import GLOG_PREFIX, parse_trace
-from compile_viz.artifacts.trace_graphs import trace_parse
-from compile_viz.artifacts.trace_model import TraceParse
+from compile_viz.artifacts.text import GLOG_PREFIX
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from compile_viz.artifacts.trace_model import TraceParse
 
 SUFFIXES = (".log", ".txt", ".gz", ".trace")
 SNIFF_BYTES = 4096
@@ -86,10 +88,17 @@ def trace_logs(path: str, *, skip_dirs: tuple[str, ...] = ()) -> list[tuple[str,
         reader.close()
 
 
-@without_gc
 def parse_trace_path(path: str) -> TraceParse:
     """Parse the TORCH_TRACE logs at `path` (a log, plain or gzip; a folder of per-rank logs; a
     run folder or zip with a `trace/` folder). Raises DiscoveryError (one line) when there is none."""
+    run, jobs = planned_trace(path)
+    return replace(run, graphs=tuple(job() for job in jobs))
+
+
+@without_gc
+def planned_trace(path: str) -> tuple[TraceParse, tuple[GraphJob, ...]]:
+    """`parse_trace_path(path)` in two parts, as `artifacts.planned` gives them: the logs read,
+    with no graphs parsed yet, and one job per graph. Raises DiscoveryError as parse_trace_path."""
     if not os.path.exists(path):
         raise DiscoveryError(f"no such file or folder: {path}")
     logs = trace_logs(path)
@@ -98,34 +107,39 @@ def parse_trace_path(path: str) -> TraceParse:
             f"no TORCH_TRACE log under {path}: point at a log written with TORCH_TRACE=DIR, "
             "or at the folder holding one per rank"
         )
-    return trace_parse(path, [parse_trace(data, path=name) for name, data in logs])
+    # the trace reader is imported here: reading a debug folder needs only this module's search
+    from compile_viz.artifacts.trace import parse_trace
+    from compile_viz.artifacts.trace_graphs import trace_jobs
+
+    return trace_jobs(path, [parse_trace(data, path=name) for name, data in logs])
 
 
-def attach_kernel_stacks(reader: ArtifactReader, graphs: tuple[GraphParse, ...]):
-    """The debug folder's graphs with the per-launch user stacks of the TORCH_TRACE log beside them
-    (a run's trace/ folder), matched by AOT id, and that log's warnings. Only a run with one log
-    (one rank) is joined; a graph whose AOT id is not in the log, or is there twice, is left as
-    it is."""
+def kernel_stack_fields(reader: ArtifactReader, names: list[str]) -> tuple[dict[str, dict[str, KernelStacks]], tuple]:
+    """The per-launch user stacks of the TORCH_TRACE log beside a debug folder (a run's trace/
+    folder) for each graph folder named in `names`, matched by AOT id, as {folder name:
+    {"kernel_stacks": stacks}}, and that log's warnings. Only a run with one log (one rank) is
+    joined; a graph whose AOT id is not in the log, or is there twice, gets nothing."""
     logs = []
-    for d, names in sorted(reader.dirs.items()):
+    for d, names_in_dir in sorted(reader.dirs.items()):
         if os.path.basename(d) != RUN_TRACE_DIR:
             continue
-        for name in sorted(names):
+        for name in sorted(names_in_dir):
             data = reader.read(d, name) if name.endswith(SUFFIXES) else None
             data = _gunzip(data) if data is not None else None
             if data is not None and looks_like_trace(data[:SNIFF_BYTES]):
                 logs.append((f"{d}/{name}", data))
     if len(logs) != 1:
-        return graphs, ()
-    (name, data), warnings = logs[0], []
+        return {}, ()
+    (log_name, data), warnings = logs[0], []
     stacks: dict[str, KernelStacks | None] = {}
     for aot_id, line, text in scan_log(data):
-        parsed = parse_kernel_stacks(text, path=f"{name}:{line}")
+        parsed = parse_kernel_stacks(text, path=f"{log_name}:{line}")
         warnings.extend(parsed.warnings)
         stacks[aot_id] = None if aot_id in stacks else parsed  # twice: ambiguous
-    out = []
-    for g in graphs:
-        m = AOT_ID_IN_FOLDER.search(g.folder.name)
+    out = {}
+    for name in names:
+        m = AOT_ID_IN_FOLDER.search(name)
         found = stacks.get(m.group(1)) if m else None
-        out.append(replace(g, kernel_stacks=found) if found is not None else g)
-    return tuple(out), tuple(warnings)
+        if found is not None:
+            out[name] = {"kernel_stacks": found}
+    return out, tuple(warnings)

@@ -11,8 +11,12 @@ The scheduler IR is never in a trace: TraceParse.not_in_trace says so.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from compile_viz.artifacts.discover import parse_dynamo_log
 from compile_viz.artifacts.fx_graph import parse_fx_graph
+from compile_viz.artifacts.gc_pause import without_gc
+from compile_viz.artifacts.jobs import GraphJob
 from compile_viz.artifacts.kernel_stacks import parse_kernel_stacks
 from compile_viz.artifacts.model import GraphBreak, GraphFolder, GraphParse, ParseWarning
 from compile_viz.artifacts.output_code import parse_output_code
@@ -31,7 +35,14 @@ MAPPING_KEYS = ('"preToPost"', '"cppCodeToPost"', '"postToPre"')
 
 def trace_parse(root: str, logs: list[TraceLog]) -> TraceParse:
     """The DebugParse of one or several logs (one per rank): their graphs, graph breaks, warnings."""
-    graphs: list[GraphParse] = []
+    run, jobs = trace_jobs(root, logs)
+    return replace(run, graphs=tuple(job() for job in jobs))
+
+
+def trace_jobs(root: str, logs: list[TraceLog]) -> tuple[TraceParse, tuple[GraphJob, ...]]:
+    """`trace_parse(root, logs)` in two parts: the TraceParse with no graphs yet, and one job per
+    graph, in order, whose GraphParses go in its `graphs`."""
+    jobs: list[GraphJob] = []
     breaks: list[GraphBreak] = []
     seen: set[str] = set()
     for log in logs:
@@ -39,11 +50,16 @@ def trace_parse(root: str, logs: list[TraceLog]) -> TraceParse:
         for record in log.compiles:
             for g in record.graphs:
                 gid = _unique(f"{prefix}[{g.compile_id}] {g.kind}", seen)
-                graphs.append(graph_parse(log.path, g, gid))
+                jobs.append(GraphJob(graph_parse, (log.path, g, gid), _payload_size(g)))
             for text in record.graph_break_reasons:
                 breaks.extend(b for b in parse_dynamo_log(text) if b not in breaks)
     warnings = tuple(w for log in logs for w in log.warnings)
-    return TraceParse(root, tuple(graphs), tuple(breaks), warnings, logs=tuple(logs))
+    return TraceParse(root, (), tuple(breaks), warnings, logs=tuple(logs)), tuple(jobs)
+
+
+def _payload_size(g: TraceGraph) -> int:
+    return sum(len(p.text) for p in (g.aot_graph, g.post_grad_graph, g.output_code, g.provenance,
+                                     g.kernel_stack_traces) if p is not None)
 
 
 def _unique(gid: str, seen: set[str]) -> str:
@@ -54,6 +70,7 @@ def _unique(gid: str, seen: set[str]) -> str:
     return out
 
 
+@without_gc
 def graph_parse(log_path: str, g: TraceGraph, gid: str) -> GraphParse:
     """One trace graph as a GraphParse; warnings point at lines of the log."""
     fields: dict[str, object] = {}
@@ -91,8 +108,6 @@ def _without_version(result):
     kept = tuple(w for w in result.warnings if "'version'" not in w.text)
     if len(kept) == len(result.warnings):
         return result
-    from dataclasses import replace
-
     return replace(result, warnings=kept)
 
 

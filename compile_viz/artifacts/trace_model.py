@@ -12,17 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from compile_viz.artifacts.model import DebugParse, ParseWarning
-
-
-@dataclass(frozen=True, slots=True)
-class StackFrame:
-    """One frame of a user stack (`dynamo_start`) or of a kernel's stack trace."""
-
-    file: str
-    line: int
-    function: str
-    code: str  # the source line as Dynamo logged it ("" when it did not)
+from compile_viz.artifacts.model import DebugParse, ParseWarning, StackFrame  # noqa: F401 - StackFrame: here too
 
 
 @dataclass(frozen=True, slots=True)

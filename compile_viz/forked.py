@@ -1,0 +1,101 @@
+"""Run independent jobs in this process and in forked copies of it, on the CPUs it may use.
+
+For command-line work that is several independent pieces (`compile-viz parse --json`: one graph
+each). A forked child starts with everything already imported and read, runs its share of the
+jobs and sends back their results, pickled, through a pipe; the results come back in the jobs'
+order, the same as running them one by one. A child that fails or dies costs time, not the
+answer: its share is run again here. Nothing is forked where fork is unsafe or unavailable (not
+Linux, other threads running) or where one process is all there is to use.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import sys
+import threading
+from collections.abc import Callable, Iterable, Sequence
+
+MAX_WORKERS = 8
+
+
+def cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def can_fork() -> bool:
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+
+
+def share(weights: Sequence[int], workers: int) -> list[list[int]]:
+    """The job indices split into `workers` lists of about equal total weight (heaviest first,
+    each to the lightest list so far); each list in the jobs' order."""
+    bins: list[list[int]] = [[] for _ in range(workers)]
+    loads = [0] * workers
+    for i in sorted(range(len(weights)), key=lambda i: -weights[i]):
+        k = loads.index(min(loads))
+        bins[k].append(i)
+        loads[k] += weights[i]
+    return [sorted(b) for b in bins if b]
+
+
+def run_shared(fn: Callable, jobs: Sequence, weights: Sequence[int], workers: int) -> Iterable:
+    """`fn(job)` for every job, in order: lazily, one at a time, when one process is used; else
+    shared out by weight between this process and `workers - 1` forked ones."""
+    workers = min(workers, len(jobs), MAX_WORKERS)
+    if workers <= 1 or not can_fork():
+        return (fn(job) for job in jobs)
+    return _forked(fn, jobs, share(weights, workers))
+
+
+def _forked(fn: Callable, jobs: Sequence, shares: list[list[int]]) -> list:
+    mine, *theirs = shares
+    children = [(*_start(fn, jobs, share_), share_) for share_ in theirs]
+    pipes = {fd for _, fd, _ in children}
+    try:
+        results = {i: fn(jobs[i]) for i in mine}
+        for _, fd, share_ in children:
+            pipes.discard(fd)
+            results.update(_receive(fd) or {i: fn(jobs[i]) for i in share_})
+    finally:
+        for fd in pipes:  # left unread (this process failed): a child blocked writing to it gets EPIPE and exits
+            os.close(fd)
+        for pid, _, _ in children:  # reaped last: a child's exit (freeing its memory) is not waited for before
+            os.waitpid(pid, 0)
+    return [results[i] for i in range(len(jobs))]
+
+
+def _start(fn: Callable, jobs: Sequence, indices: list[int]) -> tuple[int, int]:
+    """Fork a child that runs `fn` on the jobs at `indices` and writes {index: result} to a pipe;
+    return its pid and the pipe's reading end."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(write_fd)
+        return pid, read_fd
+    code = 1
+    try:  # the child: never returns into the caller's code
+        os.close(read_fd)
+        data = pickle.dumps({i: fn(jobs[i]) for i in indices}, protocol=pickle.HIGHEST_PROTOCOL)
+        with os.fdopen(write_fd, "wb") as pipe:
+            pipe.write(data)
+        code = 0
+    except BaseException:  # noqa: BLE001 - any failure: the parent runs this share itself
+        pass
+    finally:
+        os._exit(code)
+
+
+def _receive(fd: int) -> dict | None:
+    """A child's results, or None when it failed (it sent nothing, or a cut message: the child
+    writes only once every result of its share is made)."""
+    with os.fdopen(fd, "rb") as pipe:
+        data = pipe.read()
+    try:
+        return pickle.loads(data) if data else None
+    except Exception:  # noqa: BLE001 - a cut message: run the share here
+        return None

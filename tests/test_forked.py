@@ -1,0 +1,88 @@
+"""compile_viz/forked.py and `parse --json --jobs`: the same answer from several processes as
+from one, whatever fails where."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from compile_viz.forked import can_fork, run_shared, share
+from tests.conftest import SAMPLE_RUNS
+
+needs_fork = pytest.mark.skipif(not can_fork(), reason="fork is used on Linux only, with no other thread running")
+
+
+def test_share_balances_by_weight_and_keeps_each_share_in_order():
+    assert share([5, 1, 1, 1, 1, 1], 2) == [[0], [1, 2, 3, 4, 5]]
+    assert share([3, 3, 2, 2], 2) == [[0, 2], [1, 3]]
+    assert share([1], 4) == [[0]]  # no empty share
+    assert sorted(i for s in share(list(range(20)), 3) for i in s) == list(range(20))
+
+
+@needs_fork
+def test_forked_results_come_back_in_order():
+    jobs = list(range(7))
+    assert list(run_shared(lambda x: (x, x * x), jobs, [1] * 7, workers=3)) == [(x, x * x) for x in jobs]
+
+
+@needs_fork
+def test_a_share_whose_child_fails_is_run_here():
+    parent = os.getpid()
+
+    def fn(x):
+        if os.getpid() != parent:
+            raise RuntimeError("fails in the child only")
+        return x + 1
+
+    assert list(run_shared(fn, [1, 2, 3, 4], [4, 3, 2, 1], workers=2)) == [2, 3, 4, 5]
+
+
+SCRIPT = """
+import os
+from compile_viz.forked import run_shared
+parent = os.getpid()
+def fn(x):
+    if os.getpid() == parent:
+        raise ValueError("fails here")
+    return bytes(1 << 20)  # more than a pipe holds: the child blocks writing until its pipe is closed
+try:
+    list(run_shared(fn, [1, 2], [1, 1], workers=2))
+except ValueError:
+    try:
+        os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        print("raised, no child left")
+"""
+
+
+@needs_fork
+def test_a_failure_here_leaves_no_child_behind():
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "raised, no child left", proc.stderr
+
+
+def test_one_worker_runs_lazily_in_this_process():
+    seen = []
+    results = run_shared(lambda x: seen.append(x) or x, [1, 2], [1, 1], workers=1)
+    assert seen == [] and list(results) == [1, 2] and seen == [1, 2]
+
+
+def _parse_json(*args: str) -> bytes:
+    proc = subprocess.run([sys.executable, "-m", "compile_viz", "parse", "--json", *args],
+                          capture_output=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+@needs_fork
+@pytest.mark.parametrize("source", ["zip", "trace"])
+def test_parse_json_from_several_processes_is_the_same_text(source):
+    """A zip is read by every process (each opens it anew), a trace log once before the fork."""
+    path = str(SAMPLE_RUNS / "gpt_small.zip")
+    extra = ("--trace",) if source == "trace" else ()
+    one = _parse_json(path, *extra, "--jobs", "1")
+    assert _parse_json(path, *extra, "--jobs", "2") == one
+    assert _parse_json(path, *extra, "--jobs", "8") == one
