@@ -14,7 +14,7 @@ import os
 import pickle
 import sys
 import threading
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 MAX_WORKERS = 8
 
@@ -43,30 +43,42 @@ def share(weights: Sequence[int], workers: int) -> list[list[int]]:
     return [sorted(b) for b in bins if b]
 
 
-def run_shared(fn: Callable, jobs: Sequence, weights: Sequence[int], workers: int) -> Iterable:
-    """`fn(job)` for every job, in order: lazily, one at a time, when one process is used; else
-    shared out by weight between this process and `workers - 1` forked ones."""
+def run_shared(fn: Callable, jobs: Sequence, weights: Sequence[int], workers: int) -> Iterator:
+    """`fn(job)` for every job, in order, as an iterator: one at a time in this process when one
+    process is used; else shared out by weight between this process and `workers - 1` forked ones.
+    This process takes the lightest share, and a result of its own is given as soon as every
+    result before it is: what comes first can be written while the other shares still run."""
     workers = min(workers, len(jobs), MAX_WORKERS)
     if workers <= 1 or not can_fork():
         return (fn(job) for job in jobs)
-    return _forked(fn, jobs, share(weights, workers))
+    shares = sorted(share(weights, workers), key=lambda s: sum(weights[i] for i in s))
+    return _forked(fn, jobs, shares[0], shares[1:])
 
 
-def _forked(fn: Callable, jobs: Sequence, shares: list[list[int]]) -> list:
-    mine, *theirs = shares
-    children = [(*_start(fn, jobs, share_), share_) for share_ in theirs]
-    pipes = {fd for _, fd, _ in children}
+def _forked(fn: Callable, jobs: Sequence, mine: list[int], theirs: list[list[int]]) -> Iterator:
+    children = [_start(fn, jobs, indices) for indices in theirs]
+    owner = {i: k for k, indices in enumerate(theirs) for i in indices}
+    unread = {fd for _, fd in children}
+    todo = list(reversed(mine))  # this process's jobs, next one last
+    done: dict[int, object] = {}
     try:
-        results = {i: fn(jobs[i]) for i in mine}
-        for _, fd, share_ in children:
-            pipes.discard(fd)
-            results.update(_receive(fd) or {i: fn(jobs[i]) for i in share_})
+        for i in range(len(jobs)):
+            if i in owner:
+                while todo:  # a child's result is next: first finish this process's share while it runs
+                    j = todo.pop()
+                    done[j] = fn(jobs[j])
+                k = owner[i]
+                if (fd := children[k][1]) in unread:
+                    unread.discard(fd)
+                    done.update(_receive(fd) or {j: fn(jobs[j]) for j in theirs[k]})
+            elif todo and todo[-1] == i:
+                done[todo.pop()] = fn(jobs[i])
+            yield done.pop(i)
     finally:
-        for fd in pipes:  # left unread (this process failed): a child blocked writing to it gets EPIPE and exits
+        for fd in unread:  # left unread (this process failed): a child blocked writing to it gets EPIPE and exits
             os.close(fd)
-        for pid, _, _ in children:  # reaped last: a child's exit (freeing its memory) is not waited for before
+        for pid, _ in children:  # reaped last: a child's exit (freeing its memory) is not waited for before
             os.waitpid(pid, 0)
-    return [results[i] for i in range(len(jobs))]
 
 
 def _start(fn: Callable, jobs: Sequence, indices: list[int]) -> tuple[int, int]:

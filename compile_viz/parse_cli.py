@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from contextlib import nullcontext
+from json.encoder import encode_basestring_ascii
 
 from compile_viz.artifacts import DiscoveryError, GraphJob, parse_path, planned, preload
 from compile_viz.artifacts.gc_pause import paused_gc
@@ -56,7 +57,7 @@ def _run_json_output(args) -> int:
     with plan as (run_part, jobs), paused_gc():  # ~10^5 dicts and lists: left on, the collector walks the whole parse again and again
         workers = getattr(args, "jobs", None) or cpus()
         preload(jobs)
-        graphs = run_shared(graph_text, jobs, [job.size for job in jobs], workers)
+        graphs = run_shared(job_text, jobs, [job.size for job in jobs], workers)
         warnings = [str(w) for w in run_part.warnings]
         write_document(run_part, _texts(graphs, warnings), sys.stdout)
     if getattr(args, "strict", False):
@@ -70,16 +71,17 @@ def _texts(graphs, warnings: list[str]):
         yield text
 
 
-def graph_text(job: GraphJob) -> tuple[str, tuple[str, ...]]:
+def job_text(job: GraphJob) -> tuple[str, tuple[str, ...]]:
     """One graph's JSON text, from its parse job, and its warnings."""
     g = job()
-    return _ENCODE(graph_json(g)), tuple(str(w) for w in g.warnings)
+    return graph_text(g), tuple(str(w) for w in g.warnings)
 
 
 # Compact, because an indent makes `json` use its pure-Python encoder (gpt_small: 0.13 s against
 # 0.024 s for the same values); no check for cycles (15% of the encoding): the documents are built
 # here as trees. `python -m json.tool` lays the output out for reading.
 _ENCODE = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+_str = encode_basestring_ascii  # what _ENCODE writes for a str (ensure_ascii, the default)
 
 
 def write_json(doc: dict, out) -> None:
@@ -92,7 +94,7 @@ def write_parse_json(parsed, out) -> None:
     """Write `write_json(debug_parse_json(parsed), out)`'s text a graph at a time: each graph's
     document is built, encoded, written and dropped before the next (gpt_deep: a third less peak
     memory than the whole document at once)."""
-    write_document(parsed, (_ENCODE(graph_json(g)) for g in parsed.graphs), out)
+    write_document(parsed, (graph_text(g) for g in parsed.graphs), out)
 
 
 def write_document(run_part, graph_texts, out) -> None:
@@ -142,35 +144,64 @@ def summary_lines(parsed) -> list[str]:
     return lines
 
 
-def _node_json(n: FxNode) -> dict:
-    shape, stride, src = n.shape, n.stride, n.source
-    return {
-        "name": n.name,
-        "op": n.op,
-        "target": n.target,
-        "dtype": n.dtype,
-        "shape": None if shape is None else list(shape),
-        "stride": None if stride is None else list(stride),
-        "args": list(n.args),
-        "constants": list(n.constants),
-        "source_file": src.file if src else None,
-        "source_line": src.line if src else None,
-        "source_code": src.code if src else None,
-        "subgraph": n.subgraph,
-    }
+# A node's JSON is written by hand: the same text the encoder gives for the same values, without
+# building a dict per node first (nodes are two thirds of the document; gpt_small's backward:
+# 6 ms against 12). tests/test_parse_cli.py checks it against the encoder.
+def _nodes_text(nodes: tuple[FxNode, ...]) -> str:
+    """The JSON list of `nodes`, each {"name", "op", "target", "dtype", "shape", "stride", "args",
+    "constants", "source_file", "source_line", "source_code", "subgraph"}."""
+    sources: dict[int, str] = {}  # the nodes of one source line share its SourceLocation
+    out = []
+    for n in nodes:
+        shape, stride, src = n.shape, n.stride, n.source
+        where = sources.get(id(src))
+        if where is None:
+            where = sources[id(src)] = _source_text(src)
+        out.append(
+            '{"name":' + _str(n.name) + ',"op":' + _str(n.op) + ',"target":' + _str(n.target)
+            + ',"dtype":' + _opt(n.dtype) + ',"shape":' + ("null" if shape is None else _strs(shape))
+            + ',"stride":' + ("null" if stride is None else _strs(stride)) + ',"args":' + _strs(n.args)
+            + ',"constants":' + _strs(n.constants) + where + ',"subgraph":' + _str(n.subgraph) + "}"
+        )
+    return "[" + ",".join(out) + "]"
+
+
+def _source_text(src) -> str:
+    if src is None:
+        return ',"source_file":null,"source_line":null,"source_code":null'
+    return (',"source_file":' + _opt(src.file) + ',"source_line":' + _ENCODE(src.line)
+            + ',"source_code":' + _opt(src.code))
+
+
+def _strs(items: tuple[str, ...]) -> str:
+    return "[" + ",".join(map(_str, items)) + "]"
+
+
+def _opt(text: str | None) -> str:
+    return "null" if text is None else _str(text)
 
 
 def graph_json(g: GraphParse) -> dict:
+    """One graph's document as values (tests, and anything in-process that wants them)."""
+    return json.loads(graph_text(g))
+
+
+def graph_text(g: GraphParse) -> str:
+    """One graph's document as JSON text: its keys in order, the node lists written by hand."""
+    head = _ENCODE({"id": g.id, "kind": g.kind, "files": list(g.folder.files)})
+    rest = _ENCODE(_graph_rest(g))
+    return (head[:-1] + ',"fx_nodes":' + (_nodes_text(g.aot_graph.nodes) if g.aot_graph else "[]")
+            + ',"post_grad_nodes":' + (_nodes_text(g.post_grad_graph.nodes) if g.post_grad_graph else "[]")
+            + "," + rest[1:])
+
+
+def _graph_rest(g: GraphParse) -> dict:
+    """The graph's keys after its node lists."""
     from compile_viz.linking import build_index  # the linking layer is loaded for --json only
 
     oc = g.output_code
     post = g.post_fusion
     return {
-        "id": g.id,
-        "kind": g.kind,
-        "files": list(g.folder.files),
-        "fx_nodes": [_node_json(n) for n in g.aot_graph.nodes] if g.aot_graph else [],
-        "post_grad_nodes": [_node_json(n) for n in g.post_grad_graph.nodes] if g.post_grad_graph else [],
         "scheduler_nodes": [
             {"name": n.name, "type": n.node_type, "kind": n.kind, "buffers": list(n.buffer_names)}
             for n in (g.pre_fusion.nodes if g.pre_fusion else ())
