@@ -29,6 +29,14 @@ def test_forked_results_come_back_in_order():
 
 
 @needs_fork
+def test_results_marshal_cannot_write_come_back_through_pickle():
+    from fractions import Fraction
+
+    assert list(run_shared(lambda x: Fraction(x, 3), [1, 2, 3], [1, 1, 1], workers=3)) == [
+        Fraction(1, 3), Fraction(2, 3), Fraction(1)]
+
+
+@needs_fork
 def test_a_share_whose_child_fails_is_run_here():
     parent = os.getpid()
 

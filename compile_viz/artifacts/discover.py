@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import os
 import re
-import zipfile
 from pathlib import PurePosixPath
 
 from compile_viz.artifacts.kinds import FILES
 from compile_viz.artifacts.model import GraphBreak, GraphFolder
 from compile_viz.artifacts.versions import GRAPH_PARENTS
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import zipfile
 
 DYNAMO_LOG = "debug.log"
 GRAPH_KIND = re.compile(r"_(inference|forward|backward)_")
@@ -37,6 +40,8 @@ class ArtifactReader:
         self._pid = os.getpid()  # a forked process reopens the zip: the two would share one file offset
         self.dirs: dict[str, list[str]] = {}
         if self.is_zip:
+            import zipfile  # here: reading a folder never loads it (~6 ms of a command)
+
             try:
                 self._zip = zipfile.ZipFile(root)
                 infos = self._zip.infolist()
@@ -65,13 +70,11 @@ class ArtifactReader:
                 if self.sizes.get(rel, 0) > MAX_MEMBER_BYTES:
                     return None
                 if self._pid != os.getpid():
-                    self._zip, self._pid = zipfile.ZipFile(self.root), os.getpid()
+                    self._zip, self._pid = type(self._zip)(self.root), os.getpid()
                 return self._zip.read(rel)
             with open(os.path.join(self.root, *rel.split("/")), "rb") as fh:
                 return fh.read()
-        except (KeyError, OSError, zipfile.BadZipFile, EOFError, RuntimeError, ValueError):
-            return None
-        except Exception:  # zlib.error and friends from a damaged member
+        except Exception:  # absent, unreadable, or a damaged member (BadZipFile, zlib.error, EOFError, ...)
             return None
 
     def size(self, rel_dir: str, names: tuple[str, ...]) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import gzip
 import os
 import re
-import zipfile
 import zlib
 from dataclasses import replace
 
@@ -55,20 +54,24 @@ def _gunzip(data: bytes) -> bytes | None:
 
 def is_trace_file(path: str) -> bool:
     """Whether `path` is one TORCH_TRACE log (plain or gzip), not a folder or a zip."""
-    if not os.path.isfile(path) or zipfile.is_zipfile(path):
+    if not os.path.isfile(path):
         return False
     with open(path, "rb") as fh:
-        return looks_like_trace(fh.read(SNIFF_BYTES))
+        return looks_like_trace(fh.read(SNIFF_BYTES))  # a zip's first bytes are never a glog line
 
 
 def trace_logs(path: str, *, skip_dirs: tuple[str, ...] = ()) -> list[tuple[str, bytes]]:
     """(display path, bytes) of every TORCH_TRACE log at `path`, sorted by name; [] when none.
     Folders named in `skip_dirs` (at any depth: a run's "debug") are not read."""
-    if os.path.isfile(path) and not zipfile.is_zipfile(path):
+    if os.path.isfile(path):
         with open(path, "rb") as fh:
-            data = fh.read()
-        data = _gunzip(data)
-        return [(path, data)] if data is not None and looks_like_trace(data[:SNIFF_BYTES]) else []
+            data = _gunzip(fh.read())
+        if data is not None and looks_like_trace(data[:SNIFF_BYTES]):
+            return [(path, data)]
+        import zipfile  # only for a file that is no log: reading a log or a folder never loads it
+
+        if not zipfile.is_zipfile(path):
+            return []
     reader = ArtifactReader(path)
     try:
         found = []
