@@ -13,7 +13,6 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-import threading
 from collections.abc import Callable, Iterator, Sequence
 
 MAX_WORKERS = 8
@@ -28,7 +27,10 @@ def cpus() -> int:
 
 
 def can_fork() -> bool:
-    return sys.platform.startswith("linux") and hasattr(os, "fork") and threading.active_count() == 1
+    """Linux, and no other thread running (a thread is started through `threading`: if it was
+    never imported, there is none)."""
+    threading = sys.modules.get("threading")
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and (threading is None or threading.active_count() == 1)
 
 
 def share(weights: Sequence[int], workers: int) -> list[list[int]]:

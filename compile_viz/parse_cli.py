@@ -188,17 +188,17 @@ def graph_json(g: GraphParse) -> dict:
 
 def graph_text(g: GraphParse) -> str:
     """One graph's document as JSON text: its keys in order, the node lists written by hand."""
+    from compile_viz.linking import build_index  # the linking layer is loaded for --json only
+
     head = _ENCODE({"id": g.id, "kind": g.kind, "files": list(g.folder.files)})
     rest = _ENCODE(_graph_rest(g))
     return (head[:-1] + ',"fx_nodes":' + (_nodes_text(g.aot_graph.nodes) if g.aot_graph else "[]")
             + ',"post_grad_nodes":' + (_nodes_text(g.post_grad_graph.nodes) if g.post_grad_graph else "[]")
-            + "," + rest[1:])
+            + "," + rest[1:-1] + ',"links":' + links_text(build_index(g)) + "}")
 
 
 def _graph_rest(g: GraphParse) -> dict:
-    """The graph's keys after its node lists."""
-    from compile_viz.linking import build_index  # the linking layer is loaded for --json only
-
+    """The graph's keys between its node lists and its links."""
     oc = g.output_code
     post = g.post_fusion
     return {
@@ -242,7 +242,6 @@ def _graph_rest(g: GraphParse) -> dict:
         ],
         "warnings": [str(w) for w in g.warnings],
         "fusion_decisions": fusion_json(g.fusion_decisions),
-        "links": links_json(build_index(g)),
     }
 
 
@@ -260,35 +259,42 @@ def fusion_json(decisions) -> dict:
 
 
 def links_json(index: GraphIndex) -> dict:
+    """A graph's links as values (tests, and anything in-process that wants them)."""
+    return json.loads(links_text(index))
+
+
+def links_text(index: GraphIndex) -> str:
+    """A graph's links as JSON text: its launches, each node's launches (or why it has none), its
+    fusion groups, summary and warnings. The per-node maps are written by hand, as the node lists
+    are (a small object for each of thousands of nodes)."""
     from compile_viz.linking.model import AOT, POST_GRAD, NodeLinks
 
-    nodes: dict[str, dict] = {POST_GRAD: {}, AOT: {}}
+    maps: dict[str, list[str]] = {POST_GRAD: [], AOT: []}
     links = index.nodes
     items = links.raw_items() if isinstance(links, NodeLinks) else (
         (key, (link.launches, link.no_kernel_reason)) for key, link in links.items())
     for (g, name), (launches, reason) in items:
-        if g in nodes:
-            nodes[g][name] = {"launches": list(launches), "no_kernel_reason": reason or None}
+        if (parts := maps.get(g)) is not None:
+            parts.append(_str(name) + ':{"launches":[' + ",".join(map(str, launches))
+                         + '],"no_kernel_reason":' + _opt(reason or None) + "}")
     s = index.summary
-    return {
-        "launches": [
-            {
-                "index": la.index,
-                "kernel": la.kernel,
-                "is_extern": la.is_extern,
-                "kind": la.kind,
-                "post_grad_nodes": list(la.post_grad_nodes),
-                "fx_nodes": list(la.fx_nodes),
-                "scheduler_nodes": list(la.scheduler_nodes),
-                "fusion_group": la.fusion_group,
-                "buffers": list(la.buffers),
-                "source_lines": [list(x) for x in la.source_lines],
-                "evidence": la.evidence,
-            }
-            for la in index.launches
-        ],
-        "fx_nodes": nodes[AOT],
-        "post_grad_nodes": nodes[POST_GRAD],
+    head = _ENCODE({"launches": [
+        {
+            "index": la.index,
+            "kernel": la.kernel,
+            "is_extern": la.is_extern,
+            "kind": la.kind,
+            "post_grad_nodes": list(la.post_grad_nodes),
+            "fx_nodes": list(la.fx_nodes),
+            "scheduler_nodes": list(la.scheduler_nodes),
+            "fusion_group": la.fusion_group,
+            "buffers": list(la.buffers),
+            "source_lines": [list(x) for x in la.source_lines],
+            "evidence": la.evidence,
+        }
+        for la in index.launches
+    ]})
+    tail = _ENCODE({
         "fusion_groups": [
             {"name": g.name, "kind": g.kind, "members": list(g.members), "buffers": list(g.buffers),
              "fused_away": list(g.fused_away), "launches": list(g.launches)}
@@ -299,7 +305,9 @@ def links_json(index: GraphIndex) -> dict:
             "extern_calls": s.extern_calls, "fusion_groups": s.fusion_groups, "ops_per_kernel": s.ops_per_kernel,
         },
         "warnings": list(index.warnings),
-    }
+    })
+    return (head[:-1] + ',"fx_nodes":{' + ",".join(maps[AOT]) + '},"post_grad_nodes":{'
+            + ",".join(maps[POST_GRAD]) + "}," + tail[1:])
 
 
 def debug_parse_json(parsed) -> dict:

@@ -13,7 +13,6 @@ from compile_viz.artifacts.discover import (
     find_graphs,
     read_graph_breaks,
 )
-from compile_viz.artifacts.fusion_log import decisions_by_graph
 from compile_viz.artifacts.gc_pause import without_gc
 from compile_viz.artifacts.jobs import GraphJob
 from compile_viz.artifacts.kinds import EXPECTED, PARSED, RUN_ARTIFACTS
@@ -128,6 +127,8 @@ def run_artifact_fields(reader: ArtifactReader, names: list[str]) -> tuple[dict[
     fields: dict[str, dict[str, object]] = {}
     for kind in RUN_ARTIFACTS:
         for rel_dir, data in find_files(reader, kind.file):
+            from compile_viz.artifacts.fusion_log import decisions_by_graph  # a run with a fusion log only
+
             log = kind.parser(data, path=f"{rel_dir}/{kind.file}" if rel_dir not in ("", ".") else kind.file)
             warnings.extend(log.warnings)
             for name, value in decisions_by_graph(log, names).items():

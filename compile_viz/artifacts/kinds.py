@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from compile_viz.artifacts.fusion_log import parse_fusion_log
 from compile_viz.artifacts.fx_graph import parse_fx_graph
 from compile_viz.artifacts.output_code import parse_output_code
 from compile_viz.artifacts.provenance import parse_provenance
@@ -42,6 +41,14 @@ def _post_fusion(data, *, path):
     return parse_scheduler_ir(data, path=path, stage="post_fusion")
 
 
+# fusion_log on the first fusion.log: a run captured without one (older runs, other machines'
+# debug folders, TORCH_TRACE logs) never needs its patterns.
+def _fusion_log(data, *, path):
+    from compile_viz.artifacts.fusion_log import parse_fusion_log
+
+    return parse_fusion_log(data, path=path)
+
+
 ARTIFACTS = (
     ArtifactKind("fx_graph_readable.py", "aot_graph", "AOT graph", parse_fx_graph, True),
     ArtifactKind("fx_graph_transformed.py", "post_grad_graph", "post-grad graph", parse_fx_graph, True),
@@ -56,7 +63,7 @@ ARTIFACTS = (
 )
 # Per run, not per graph folder: split among the run's graphs by fusion_log.decisions_by_graph.
 RUN_ARTIFACTS = (
-    ArtifactKind("fusion.log", "fusion_decisions", "fusion log", parse_fusion_log, False, scope="run"),
+    ArtifactKind("fusion.log", "fusion_decisions", "fusion log", _fusion_log, False, scope="run"),
 )
 BY_FILE = {a.file: a for a in ARTIFACTS + RUN_ARTIFACTS}
 BY_NAME = {a.name: a for a in ARTIFACTS + RUN_ARTIFACTS}

@@ -7,7 +7,6 @@ A log is known by its first line, not its name: a glog prefix followed by a JSON
 
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import zlib
@@ -16,11 +15,11 @@ from dataclasses import replace
 from compile_viz.artifacts.discover import ArtifactReader, DiscoveryError
 from compile_viz.artifacts.gc_pause import without_gc
 from compile_viz.artifacts.jobs import GraphJob
-from compile_viz.artifacts.kernel_stacks import KernelStacks, parse_kernel_stacks, scan_log
 from compile_viz.artifacts.text import GLOG_PREFIX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from compile_viz.artifacts.kernel_stacks import KernelStacks
     from compile_viz.artifacts.trace_model import TraceParse
 
 SUFFIXES = (".log", ".txt", ".gz", ".trace")
@@ -47,6 +46,8 @@ def _gunzip(data: bytes) -> bytes | None:
     if data[:2] != b"\x1f\x8b":
         return data
     try:
+        import gzip  # only for a gzip log
+
         return gzip.decompress(data)
     except (OSError, EOFError, zlib.error):
         return None
@@ -133,6 +134,9 @@ def kernel_stack_fields(reader: ArtifactReader, names: list[str]) -> tuple[dict[
                 logs.append((f"{d}/{name}", data))
     if len(logs) != 1:
         return {}, ()
+    # only when a run has its log
+    from compile_viz.artifacts.kernel_stacks import parse_kernel_stacks, scan_log
+
     (log_name, data), warnings = logs[0], []
     stacks: dict[str, KernelStacks | None] = {}
     for aot_id, line, text in scan_log(data):
