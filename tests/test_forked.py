@@ -28,6 +28,13 @@ def test_forked_results_come_back_in_order():
     assert list(run_shared(lambda x: (x, x * x), jobs, [1] * 7, workers=3)) == [(x, x * x) for x in jobs]
 
 
+def test_packed_results_come_back_as_they_were():
+    from compile_viz.forked import _pack, _unpack
+
+    results = {0: ("{\"a\": 1}", ("warning",)), 3: "text alone", 5: ("bad \udc80 byte", None), 7: (1, "x"), 9: ()}
+    assert _unpack(b"".join(_pack(results))) == results
+
+
 @needs_fork
 def test_results_marshal_cannot_write_come_back_through_pickle():
     from fractions import Fraction
