@@ -26,6 +26,9 @@ GRAPH_ENTRIES = frozenset({
     "after_joint_graph", "inductor_post_grad_graph", "inductor_output_code", "inductor_provenance_tracking_node_mappings",
     "inductor_provenance_tracking_kernel_stack_traces",
 })
+# the "\n" that ends a payload: the next line starts with no tab, nor is a blank line before one
+PAYLOAD_END = re.compile(r"\n(?!\t|\n\t)")
+LINE_START = re.compile(r"\n\n?\t")  # a payload line's start, a blank line before it dropped
 CACHE_ENTRY = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass)$")
 
 
@@ -41,9 +44,9 @@ def parse_trace(data: bytes | str, *, path: str, rank: int | None = None) -> Tra
     reader = _Reader(path, rank if rank is not None else rank_of(path))
     if replaced:
         reader.warn(0, "file is not valid UTF-8; bad bytes were replaced")
-    if "\r\n" in text:  # logs copied through Windows tools; tlparse reads them too
+    if "\r" in text:  # logs copied through Windows tools; tlparse reads them too ("\r" alone: memchr, not a 2-character search)
         text = text.replace("\r\n", "\n")
-    reader.run(text.split("\n"))
+    reader.run(text)
     return reader.finish()
 
 
@@ -72,13 +75,15 @@ class _Reader:
     def warn(self, line: int, text: str) -> None:
         self.warnings.append(ParseWarning(self.path, line, text))
 
-    def run(self, lines: list[str]) -> None:
-        n = len(lines)
-        i = 0
+    def run(self, text: str) -> None:
+        """Read every entry of `text`. Payload lines are found with str methods over the whole text,
+        not one by one: they are 98% of a log's lines."""
+        p, lineno, size = 0, 1, len(text)  # p: start of the line numbered `lineno`
         match = GLOG_PREFIX.match
-        while i < n:
-            line = lines[i]
-            i += 1
+        while p < size:
+            eol = text.find("\n", p)
+            eol = size if eol < 0 else eol
+            line, p, lineno, at = text[p:eol], eol + 1, lineno + 1, lineno
             if not line:
                 continue  # a blank line is never an entry (a blank payload line is a lone tab)
             if line[0] == "\t":
@@ -86,27 +91,30 @@ class _Reader:
                 continue
             m = match(line)
             if m is None:
-                self.warn(i, f"no glog prefix; line skipped: {line[:80]}")
+                self.warn(at, f"no glog prefix; line skipped: {line[:80]}")
                 continue
             try:
                 envelope = json.loads(line[m.end():])
             except ValueError as exc:
-                self.warn(i, f"metadata is not valid JSON ({exc}); entry skipped")
+                self.warn(at, f"metadata is not valid JSON ({exc}); entry skipped")
                 continue
-            start = i
-            while i < n and (lines[i][:1] == "\t" or (not lines[i] and lines[i + 1:i + 2] and lines[i + 1][:1] == "\t")):
-                i += 1  # a blank line inside a payload is a stutter of the log, skipped as tlparse does
+            # the payload: the lines after it that start with a tab, and a blank line between two
+            # of them (a stutter of the log, skipped as tlparse does)
+            payload = ""
+            if text.startswith("\t", p) or text.startswith("\n\t", p):
+                end = PAYLOAD_END.search(text, p)
+                stop = size if end is None else end.start()
+                payload = LINE_START.sub("\n", text[p + 1 if text[p] == "\n" else p:stop])[1:]
+                lineno += text.count("\n", p, stop + 1)
+                p = stop + 1
             if not isinstance(envelope, dict):
-                self.warn(start, "metadata is not a JSON object; entry skipped")
+                self.warn(at, "metadata is not a JSON object; entry skipped")
                 continue
-            self.entry(start, envelope, lines, start, i)
+            self.entry(at, envelope, payload)
 
-    def entry(self, lineno: int, envelope: dict, lines: list[str], first: int, end: int) -> None:
+    def entry(self, lineno: int, envelope: dict, payload: str) -> None:
         self.entries += 1
         name = entry_name(envelope)
-        payload = ""
-        if first < end:
-            payload = "\n".join([line[1:] for line in lines[first:end] if line])
         expected = envelope.get("has_payload")
         if isinstance(expected, str) and hashlib.md5(payload.encode("utf-8", "surrogatepass")).hexdigest() != expected:
             self.warn(lineno, f"{name}: payload does not match its MD5 (cut or altered)")
