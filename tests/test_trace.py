@@ -152,3 +152,37 @@ def test_cut_or_flipped_trace_never_raises(cut, flip, byte):
     from compile_viz.artifacts.trace_graphs import trace_parse
 
     trace_parse("cut.log", [log])
+
+
+def _log_lines() -> tuple[list[str], int]:
+    """A real log's lines, and the index of the header of its output code entry (a long payload)."""
+    ((_, data),) = trace_logs(str(ROOT / "sample_runs" / "mlp_gelu.zip"))
+    lines = data.decode().split("\n")
+    (at,) = [i for i, line in enumerate(lines) if '"inductor_output_code"' in line and not line.startswith("\t")][:1]
+    return lines, at
+
+
+def _read(lines: list[str]):
+    return parse_trace("\n".join(lines).encode(), path="mlp_gelu.log")
+
+
+def test_a_blank_line_inside_a_payload_is_read_past_and_two_end_it():
+    lines, at = _log_lines()
+    whole = _read(lines)
+    stutter = _read(lines[: at + 5] + [""] + lines[at + 5:])
+    texts = [[g.output_code.text for c in log.compiles for g in c.graphs] for log in (whole, stutter)]
+    assert texts[0] == texts[1] and len(texts[0][0]) > 1000 and stutter.warnings == whole.warnings == ()
+    ended = lines[: at + 5] + ["", ""] + lines[at + 5:]
+    cut = _read(ended)
+    payload_lines = next(i for i in range(at + 1, len(lines)) if not lines[i].startswith("\t")) - at - 1
+    assert any(f"{payload_lines - 4} payload line(s)" in w.text for w in cut.warnings)  # the rest, orphaned
+    assert any("MD5" in w.text and w.line == at + 1 for w in cut.warnings)  # the cut payload no longer matches
+
+
+def test_an_entry_whose_metadata_is_cut_orphans_its_payload():
+    lines, at = _log_lines()
+    payload_lines = next(i for i in range(at + 1, len(lines)) if not lines[i].startswith("\t")) - at - 1
+    broken = lines[:at] + [lines[at][: len(lines[at]) // 2]] + lines[at + 1:]
+    parsed = _read(broken)
+    assert [w.line for w in parsed.warnings if "not valid JSON" in w.text] == [at + 1]
+    assert any(w.text.startswith(f"{payload_lines} payload line(s)") for w in parsed.warnings)
