@@ -11,6 +11,10 @@ Usage: python bench/trace_bench.py [--capture NAME ...] [--repeat N] [--log PATH
              revision gives the "before" figures with the same script)
 tlparse from PATH or the venv (pip install tlparse).
 
+`parse --json` shares its graphs out between processes (`--jobs`, by default the CPUs it may
+use): the `--jobs 1` row is one process. CPU s adds up every process of a command; peak RSS is
+that of its largest process (what wait4 reports), not their sum.
+
 The children run with bytecode caching on (PYTHONDONTWRITEBYTECODE unset, .pyc under a temp
 prefix), as an installed package runs: with it off, every process compiles ~60 modules (~0.06 s).
 """
@@ -63,11 +67,13 @@ def timed(cmd: list[str], out: str, repo: Path) -> tuple[float, int, float]:
     return elapsed, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
-def commands(src: dict[str, str], tmp: str) -> dict[str, list[str]]:
+def commands(src: dict[str, str], tmp: str, repo: Path) -> dict[str, list[str]]:
     py = [sys.executable, "-m", "compile_viz"]
     cmds = {}
     if "debug" in src:
         cmds["parse --json RUN/debug"] = py + ["parse", "--json", src["debug"]]
+        if "--jobs" in (repo / "compile_viz" / "parse_cli.py").read_text():  # not in a "before" checkout
+            cmds["parse --json RUN/debug --jobs 1"] = py + ["parse", "--json", src["debug"], "--jobs", "1"]
         cmds["parse --json RUN (debug + trace stacks)"] = py + ["parse", "--json", src["run"]]
     cmds["parse --json LOG"] = py + ["parse", "--json", src["log"]]
     cmds["parse LOG (summary)"] = py + ["parse", src["log"]]
@@ -156,7 +162,7 @@ def main() -> None:
     parse_link = {}
     for name, src in sources.items():
         report(f"{name}: log {os.path.getsize(src['log']) / 1e6:.1f} MB, {args.repeat} alternating rounds",
-               race(commands(src, tmp), args.repeat, args.repo, tmp))
+               race(commands(src, tmp, args.repo), args.repeat, args.repo, tmp))
         if "debug" in src and not args.no_stages:
             parse_link[name] = parse_link_ms(src["debug"], args.repeat)
             print(f"{name}: parse + link of debug/ in one process, median {parse_link[name]:.0f} ms")

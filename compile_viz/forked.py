@@ -2,10 +2,10 @@
 
 For command-line work that is several independent pieces (`compile-viz parse --json`: one graph
 each). A forked child starts with everything already imported and read, runs its share of the
-jobs, writes their results into an in-memory file and says so with one byte through a pipe; the
-results come back in the jobs' order, the same as running them one by one. A child that fails or dies costs time, not the
-answer: its share is run again here. Nothing is forked where fork is unsafe or unavailable (not
-Linux, other threads running) or where one process is all there is to use.
+jobs, writes their results into an in-memory file and says so with one byte through a pipe. The
+results come back in the jobs' order, the same as running them one by one. A child that fails or
+dies costs time, not the answer: its share is run again here. Nothing is forked where fork is
+unsafe or unavailable (not Linux, other threads running) or where one process is all there is.
 """
 
 from __future__ import annotations
