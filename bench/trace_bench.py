@@ -9,6 +9,7 @@ Usage: python bench/trace_bench.py [--capture NAME ...] [--repeat N] [--log PATH
   --log      a TORCH_TRACE log instead (trace commands only)
   --repo     the checkout whose compile_viz runs (default this one; a worktree of another
              revision gives the "before" figures with the same script)
+  --before   a worktree of another revision: its `parse --json` rows join the same rounds
 tlparse from PATH or the venv (pip install tlparse).
 
 `parse --json` shares its graphs out between processes (`--jobs`, by default the CPUs it may
@@ -55,6 +56,8 @@ def child_env() -> dict[str, str]:
 
 
 def timed(cmd: list[str], out: str, repo: Path) -> tuple[float, int, float]:
+    if cmd[0] == "@":  # ["@", DIR, *argv]: run in another checkout (--before)
+        repo, cmd = Path(cmd[1]), cmd[2:]
     """Seconds, peak RSS (KB) and CPU seconds (user + system) of one fresh process with stdout to `out`."""
     t = time.perf_counter()
     with open(out, "w") as fh:
@@ -67,7 +70,7 @@ def timed(cmd: list[str], out: str, repo: Path) -> tuple[float, int, float]:
     return elapsed, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
 
 
-def commands(src: dict[str, str], tmp: str, repo: Path) -> dict[str, list[str]]:
+def commands(src: dict[str, str], tmp: str, repo: Path, before: Path | None = None) -> dict[str, list[str]]:
     py = [sys.executable, "-m", "compile_viz"]
     cmds = {}
     if "debug" in src:
@@ -78,6 +81,10 @@ def commands(src: dict[str, str], tmp: str, repo: Path) -> dict[str, list[str]]:
     cmds["parse --json LOG"] = py + ["parse", "--json", src["log"]]
     cmds["parse LOG (summary)"] = py + ["parse", src["log"]]
     tlparse = shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse")
+    if before is not None:  # the same commands from another checkout, in the same rounds
+        for name in ("parse --json RUN/debug", "parse --json LOG"):
+            if name in cmds:
+                cmds[f"before: {name}"] = ["@", str(before), *cmds[name]]
     if os.path.exists(tlparse):
         cmds["tlparse LOG"] = [tlparse, src["log"], "-o", os.path.join(tmp, "tl_out"), "--overwrite", "--no-browser"]
     else:
@@ -150,6 +157,7 @@ def main() -> None:
     ap.add_argument("--capture", action="append")
     ap.add_argument("--log")
     ap.add_argument("--repo", type=Path, default=ROOT)
+    ap.add_argument("--before", type=Path, help="another checkout whose parse --json rows run in the same rounds")
     ap.add_argument("--no-stages", action="store_true", help="skip the in-process figures")
     args = ap.parse_args()
     tmp = tempfile.mkdtemp()
@@ -162,7 +170,7 @@ def main() -> None:
     parse_link = {}
     for name, src in sources.items():
         report(f"{name}: log {os.path.getsize(src['log']) / 1e6:.1f} MB, {args.repeat} alternating rounds",
-               race(commands(src, tmp, args.repo), args.repeat, args.repo, tmp))
+               race(commands(src, tmp, args.repo, args.before), args.repeat, args.repo, tmp))
         if "debug" in src and not args.no_stages:
             parse_link[name] = parse_link_ms(src["debug"], args.repeat)
             print(f"{name}: parse + link of debug/ in one process, median {parse_link[name]:.0f} ms")
