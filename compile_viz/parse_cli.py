@@ -146,24 +146,27 @@ def summary_lines(parsed) -> list[str]:
 
 # A node's JSON is written by hand: the same text the encoder gives for the same values, without
 # building a dict per node first (nodes are two thirds of the document; gpt_small's backward:
-# 6 ms against 12). tests/test_parse_cli.py checks it against the encoder.
-def _nodes_text(nodes: tuple[FxNode, ...]) -> str:
-    """The JSON list of `nodes`, each {"name", "op", "target", "dtype", "shape", "stride", "args",
-    "constants", "source_file", "source_line", "source_code", "subgraph"}."""
+# 6 ms against 12). tests/test_parse_cli.py checks it against the encoder. The document is made of
+# parts joined once: on a 2 MB document, concatenating its pieces copied ~6 MB more, and fresh
+# memory costs a page fault per 4 KB (~3 us on the VM of bench/RESULTS.md).
+def _nodes_parts(nodes: tuple[FxNode, ...], parts: list[str]) -> None:
+    """Append the JSON list of `nodes` to `parts`, each {"name", "op", "target", "dtype", "shape",
+    "stride", "args", "constants", "source_file", "source_line", "source_code", "subgraph"}."""
     sources: dict[int, str] = {}  # the nodes of one source line share its SourceLocation
-    out = []
+    parts.append("[")
+    sep = ""
     for n in nodes:
         shape, stride, src = n.shape, n.stride, n.source
         where = sources.get(id(src))
         if where is None:
             where = sources[id(src)] = _source_text(src)
-        out.append(
-            '{"name":' + _str(n.name) + ',"op":' + _str(n.op) + ',"target":' + _str(n.target)
-            + ',"dtype":' + _opt(n.dtype) + ',"shape":' + ("null" if shape is None else _strs(shape))
-            + ',"stride":' + ("null" if stride is None else _strs(stride)) + ',"args":' + _strs(n.args)
-            + ',"constants":' + _strs(n.constants) + where + ',"subgraph":' + _str(n.subgraph) + "}"
+        parts.append(
+            f'{sep}{{"name":{_str(n.name)},"op":{_str(n.op)},"target":{_str(n.target)},"dtype":{_opt(n.dtype)},'
+            f'"shape":{"null" if shape is None else _strs(shape)},"stride":{"null" if stride is None else _strs(stride)},'
+            f'"args":{_strs(n.args)},"constants":{_strs(n.constants)}{where},"subgraph":{_str(n.subgraph)}}}'
         )
-    return "[" + ",".join(out) + "]"
+        sep = ","
+    parts.append("]")
 
 
 def _source_text(src) -> str:
@@ -190,11 +193,14 @@ def graph_text(g: GraphParse) -> str:
     """One graph's document as JSON text: its keys in order, the node lists written by hand."""
     from compile_viz.linking import build_index  # the linking layer is loaded for --json only
 
-    head = _ENCODE({"id": g.id, "kind": g.kind, "files": list(g.folder.files)})
-    rest = _ENCODE(_graph_rest(g))
-    return (head[:-1] + ',"fx_nodes":' + (_nodes_text(g.aot_graph.nodes) if g.aot_graph else "[]")
-            + ',"post_grad_nodes":' + (_nodes_text(g.post_grad_graph.nodes) if g.post_grad_graph else "[]")
-            + "," + rest[1:-1] + ',"links":' + links_text(build_index(g)) + "}")
+    parts = [_ENCODE({"id": g.id, "kind": g.kind, "files": list(g.folder.files)})[:-1], ',"fx_nodes":']
+    _nodes_parts(g.aot_graph.nodes if g.aot_graph else (), parts)
+    parts.append(',"post_grad_nodes":')
+    _nodes_parts(g.post_grad_graph.nodes if g.post_grad_graph else (), parts)
+    parts += [",", _ENCODE(_graph_rest(g))[1:-1], ',"links":']
+    _links_parts(build_index(g), parts)
+    parts.append("}")
+    return "".join(parts)
 
 
 def _graph_rest(g: GraphParse) -> dict:
@@ -265,18 +271,25 @@ def links_json(index: GraphIndex) -> dict:
 
 def links_text(index: GraphIndex) -> str:
     """A graph's links as JSON text: its launches, each node's launches (or why it has none), its
-    fusion groups, summary and warnings. The per-node maps are written by hand, as the node lists
+    fusion groups, summary and warnings."""
+    parts: list[str] = []
+    _links_parts(index, parts)
+    return "".join(parts)
+
+
+def _links_parts(index: GraphIndex, parts: list[str]) -> None:
+    """Append links_text(index) to `parts`. The per-node maps are written by hand, as the node lists
     are (a small object for each of thousands of nodes)."""
     from compile_viz.linking.model import AOT, POST_GRAD, NodeLinks
 
-    maps: dict[str, list[str]] = {POST_GRAD: [], AOT: []}
+    maps: dict[str, list[str]] = {POST_GRAD: [], AOT: []}  # each entry starts with its "," but the first
     links = index.nodes
     items = links.raw_items() if isinstance(links, NodeLinks) else (
         (key, (link.launches, link.no_kernel_reason)) for key, link in links.items())
     for (g, name), (launches, reason) in items:
-        if (parts := maps.get(g)) is not None:
-            parts.append(_str(name) + ':{"launches":[' + ",".join(map(str, launches))
-                         + '],"no_kernel_reason":' + _opt(reason or None) + "}")
+        if (entries := maps.get(g)) is not None:
+            entries.append(f'{"," if entries else ""}{_str(name)}:{{"launches":[{",".join(map(str, launches))}],'
+                           f'"no_kernel_reason":{_opt(reason or None)}}}')
     s = index.summary
     head = _ENCODE({"launches": [
         {
@@ -306,8 +319,7 @@ def links_text(index: GraphIndex) -> str:
         },
         "warnings": list(index.warnings),
     })
-    return (head[:-1] + ',"fx_nodes":{' + ",".join(maps[AOT]) + '},"post_grad_nodes":{'
-            + ",".join(maps[POST_GRAD]) + "}," + tail[1:])
+    parts += [head[:-1], ',"fx_nodes":{', *maps[AOT], '},"post_grad_nodes":{', *maps[POST_GRAD], "},", tail[1:]]
 
 
 def debug_parse_json(parsed) -> dict:
