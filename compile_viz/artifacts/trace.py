@@ -10,13 +10,9 @@ only listed. A line we cannot read becomes a warning with its line number, and r
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-
-try:  # CPython's own MD5 loads in ~2 ms; hashlib's OpenSSL binding takes ~6 (hashing 4 MB: 6.6 ms against 5.7)
-    from _md5 import md5
-except ImportError:  # an interpreter built without it
-    from hashlib import md5
 
 from compile_viz.artifacts.model import ParseWarning
 from compile_viz.artifacts.text import GLOG_PREFIX, decode
@@ -120,7 +116,7 @@ class _Reader:
         self.entries += 1
         name = entry_name(envelope)
         expected = envelope.get("has_payload")
-        if isinstance(expected, str) and md5(payload.encode("utf-8", "surrogatepass")).hexdigest() != expected:
+        if isinstance(expected, str) and hashlib.md5(payload.encode("utf-8", "surrogatepass")).hexdigest() != expected:
             self.warn(lineno, f"{name}: payload does not match its MD5 (cut or altered)")
         if name == "str":
             self._intern(lineno, envelope.get("str"))
