@@ -11,6 +11,7 @@ from compile_viz.artifacts.discover import (
     DiscoveryError,
     find_files,
     find_graphs,
+    member_path,
     read_graph_breaks,
 )
 from compile_viz.artifacts.gc_pause import without_gc
@@ -129,7 +130,7 @@ def run_artifact_fields(reader: ArtifactReader, names: list[str]) -> tuple[dict[
         for rel_dir, data in find_files(reader, kind.file):
             from compile_viz.artifacts.fusion_log import decisions_by_graph  # a run with a fusion log only
 
-            log = kind.parser(data, path=f"{rel_dir}/{kind.file}" if rel_dir not in ("", ".") else kind.file)
+            log = kind.parser(data, path=member_path(rel_dir, kind.file))
             warnings.extend(log.warnings)
             for name, value in decisions_by_graph(log, names).items():
                 fields.setdefault(name, {})[kind.name] = value

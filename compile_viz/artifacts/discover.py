@@ -30,6 +30,11 @@ class DiscoveryError(Exception):
     """The path cannot be used at all; the message is one line a user can act on."""
 
 
+def member_path(rel_dir: str, name: str) -> str:
+    """The POSIX path of file `name` in folder `rel_dir` of a reader ("" or "." being its root)."""
+    return name if rel_dir in ("", ".") else f"{rel_dir}/{name}"
+
+
 class ArtifactReader:
     """Reads files from a folder tree or a zip through one interface: paths are POSIX, relative."""
 
@@ -64,7 +69,7 @@ class ArtifactReader:
 
     def read(self, rel_dir: str, name: str) -> bytes | None:
         """Return the file's bytes, or None if it is absent or unreadable."""
-        rel = name if rel_dir in ("", ".") else f"{rel_dir}/{name}"
+        rel = member_path(rel_dir, name)
         try:
             if self._zip is not None:
                 if self.sizes.get(rel, 0) > MAX_MEMBER_BYTES:
@@ -81,7 +86,7 @@ class ArtifactReader:
         """The bytes of the named files in `rel_dir` (0 for one that cannot be read)."""
         total = 0
         for name in names:
-            rel = name if rel_dir in ("", ".") else f"{rel_dir}/{name}"
+            rel = member_path(rel_dir, name)
             if self._zip is not None:
                 total += self.sizes.get(rel, 0)
                 continue

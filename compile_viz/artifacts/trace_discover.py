@@ -12,7 +12,7 @@ import re
 import zlib
 from dataclasses import replace
 
-from compile_viz.artifacts.discover import ArtifactReader, DiscoveryError
+from compile_viz.artifacts.discover import ArtifactReader, DiscoveryError, member_path
 from compile_viz.artifacts.gc_pause import without_gc
 from compile_viz.artifacts.jobs import GraphJob
 from compile_viz.artifacts.text import GLOG_PREFIX
@@ -85,8 +85,7 @@ def trace_logs(path: str, *, skip_dirs: tuple[str, ...] = ()) -> list[tuple[str,
                 data = reader.read(d, name)
                 data = _gunzip(data) if data is not None else None
                 if data is not None and looks_like_trace(data[:SNIFF_BYTES]):
-                    rel = name if d in ("", ".") else f"{d}/{name}"
-                    found.append((rel, data))
+                    found.append((member_path(d, name), data))
         return found
     finally:
         reader.close()
