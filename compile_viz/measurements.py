@@ -117,10 +117,7 @@ class Latency:
     @property
     def interval(self) -> tuple[float, float] | None:
         """Return (lower, upper) of the median when the file has a sane one, else None."""
-        lo, hi, mid = self.ci_low_ms, self.ci_high_ms, self.median_ms
-        if lo is None or hi is None or mid is None or not lo <= mid <= hi:
-            return None
-        return lo, hi
+        return _interval(self.ci_low_ms, self.median_ms, self.ci_high_ms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +152,13 @@ class Variant:
     def from_json(cls, data: Any) -> Variant:
         d = _dict(data)
         return cls(latency=Latency.from_json(d.get("latency")), profile=Profile.from_json(d.get("profile")))
+
+
+def _interval(lo: float | None, mid: float | None, hi: float | None) -> tuple[float, float] | None:
+    """(lo, hi) when all three are recorded and lo <= mid <= hi, else None."""
+    if lo is None or hi is None or mid is None or not lo <= mid <= hi:
+        return None
+    return lo, hi
 
 
 def _value(value: Any) -> float | str | None:
@@ -310,10 +314,7 @@ class MeasureSummary:
     @property
     def speedup_interval(self) -> tuple[float, float] | None:
         """Return (lower, upper) of the speedup when recorded and sane, else None (older captures)."""
-        lo, hi, mid = self.speedup_low, self.speedup_high, self.speedup
-        if lo is None or hi is None or mid is None or not lo <= mid <= hi:
-            return None
-        return lo, hi
+        return _interval(self.speedup_low, self.speedup, self.speedup_high)
 
     def clear_difference(self) -> bool | None:
         """Return False when the speedup's interval includes 1.0, True when it does not, None without one."""
