@@ -64,11 +64,12 @@ def entry() -> None:
     without freeing the parse object by object (10^5-10^6 objects: 5-40 ms of a 0.15-0.6 s run).
     Output is flushed first; in-process callers (tests) call main() and keep their objects."""
     argv = sys.argv[1:]
-    if argv and argv[0] in READ_ONLY:
+    read_only = bool(argv) and argv[0] in READ_ONLY
+    if read_only:
         gc.disable()  # a short run whose garbage is not worth collecting: ~3 ms of collections, imports included
         _keep_freed_memory()
     code = main(argv)
-    if argv and argv[0] in READ_ONLY:
+    if read_only:
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()
