@@ -75,20 +75,24 @@ def trace_logs(path: str, *, skip_dirs: tuple[str, ...] = ()) -> list[tuple[str,
             return []
     reader = ArtifactReader(path)
     try:
-        found = []
-        for d, names in sorted(reader.dirs.items()):
-            if skip_dirs and any(part in skip_dirs for part in d.split("/")):
-                continue
-            for name in sorted(names):
-                if not name.endswith(SUFFIXES):
-                    continue
-                data = reader.read(d, name)
-                data = _gunzip(data) if data is not None else None
-                if data is not None and looks_like_trace(data[:SNIFF_BYTES]):
-                    found.append((member_path(d, name), data))
-        return found
+        return _logs_in(reader, lambda d: not (skip_dirs and any(part in skip_dirs for part in d.split("/"))))
     finally:
         reader.close()
+
+
+def _logs_in(reader: ArtifactReader, wanted) -> list[tuple[str, bytes]]:
+    """(path in the reader, bytes) of every TORCH_TRACE log in the folders `wanted(folder)` accepts,
+    by folder then by name, gzip ones unpacked."""
+    found = []
+    for d, names in sorted(reader.dirs.items()):
+        if not wanted(d):
+            continue
+        for name in sorted(names):
+            data = reader.read(d, name) if name.endswith(SUFFIXES) else None
+            data = _gunzip(data) if data is not None else None
+            if data is not None and looks_like_trace(data[:SNIFF_BYTES]):
+                found.append((member_path(d, name), data))
+    return found
 
 
 def parse_trace_path(path: str) -> TraceParse:
@@ -122,15 +126,7 @@ def kernel_stack_fields(reader: ArtifactReader, names: list[str]) -> tuple[dict[
     folder) for each graph folder named in `names`, matched by AOT id, as {folder name:
     {"kernel_stacks": stacks}}, and that log's warnings. Only a run with one log (one rank) is
     joined; a graph whose AOT id is not in the log, or is there twice, gets nothing."""
-    logs = []
-    for d, names_in_dir in sorted(reader.dirs.items()):
-        if os.path.basename(d) != RUN_TRACE_DIR:
-            continue
-        for name in sorted(names_in_dir):
-            data = reader.read(d, name) if name.endswith(SUFFIXES) else None
-            data = _gunzip(data) if data is not None else None
-            if data is not None and looks_like_trace(data[:SNIFF_BYTES]):
-                logs.append((f"{d}/{name}", data))
+    logs = _logs_in(reader, lambda d: os.path.basename(d) == RUN_TRACE_DIR)
     if len(logs) != 1:
         return {}, ()
     # only when a run has its log
