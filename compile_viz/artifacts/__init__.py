@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import replace
 
 from compile_viz.artifacts.discover import (
     ArtifactReader,
@@ -15,7 +14,7 @@ from compile_viz.artifacts.discover import (
     read_graph_breaks,
 )
 from compile_viz.artifacts.gc_pause import without_gc
-from compile_viz.artifacts.jobs import GraphJob
+from compile_viz.artifacts.jobs import GraphJob, run_here
 from compile_viz.artifacts.kinds import EXPECTED, PARSED, RUN_ARTIFACTS
 from compile_viz.artifacts.model import DebugParse, GraphFolder, GraphParse, ParseWarning
 
@@ -70,7 +69,7 @@ def parse_path(path: str) -> DebugParse:
     Raises DiscoveryError (one line) when the path is missing or holds no debug run.
     """
     with planned(path) as (run, jobs):
-        return replace(run, graphs=tuple(job() for job in jobs))
+        return run_here(run, jobs)
 
 
 @contextmanager

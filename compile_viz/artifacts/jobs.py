@@ -3,6 +3,8 @@ may run the jobs in several processes (`compile-viz parse --json`, compile_viz/f
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 
 class GraphJob:
     """One graph's parse, not yet done: `job()` returns its GraphParse. `size` is the bytes of
@@ -21,3 +23,9 @@ class GraphJob:
 
     def __repr__(self) -> str:
         return f"GraphJob({getattr(self.fn, '__name__', self.fn)}, {self.size} bytes)"
+
+
+def run_here(run, jobs: tuple[GraphJob, ...]):
+    """`run` (a DebugParse with no graphs yet) with the GraphParse of every job, in order, all
+    parsed in this process."""
+    return replace(run, graphs=tuple(job() for job in jobs))

@@ -10,11 +10,10 @@ from __future__ import annotations
 import os
 import re
 import zlib
-from dataclasses import replace
 
 from compile_viz.artifacts.discover import ArtifactReader, DiscoveryError, member_path
 from compile_viz.artifacts.gc_pause import without_gc
-from compile_viz.artifacts.jobs import GraphJob
+from compile_viz.artifacts.jobs import GraphJob, run_here
 from compile_viz.artifacts.text import GLOG_PREFIX
 
 TYPE_CHECKING = False
@@ -99,7 +98,7 @@ def parse_trace_path(path: str) -> TraceParse:
     """Parse the TORCH_TRACE logs at `path` (a log, plain or gzip; a folder of per-rank logs; a
     run folder or zip with a `trace/` folder). Raises DiscoveryError (one line) when there is none."""
     run, jobs = planned_trace(path)
-    return replace(run, graphs=tuple(job() for job in jobs))
+    return run_here(run, jobs)
 
 
 @without_gc

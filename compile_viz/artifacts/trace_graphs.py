@@ -16,7 +16,7 @@ from dataclasses import replace
 from compile_viz.artifacts.discover import parse_dynamo_log
 from compile_viz.artifacts.fx_graph import parse_fx_graph
 from compile_viz.artifacts.gc_pause import without_gc
-from compile_viz.artifacts.jobs import GraphJob
+from compile_viz.artifacts.jobs import GraphJob, run_here
 from compile_viz.artifacts.kernel_stacks import parse_kernel_stacks
 from compile_viz.artifacts.model import GraphBreak, GraphFolder, GraphParse, ParseWarning
 from compile_viz.artifacts.output_code import parse_output_code
@@ -36,7 +36,7 @@ MAPPING_KEYS = ('"preToPost"', '"cppCodeToPost"', '"postToPre"')
 def trace_parse(root: str, logs: list[TraceLog]) -> TraceParse:
     """The DebugParse of one or several logs (one per rank): their graphs, graph breaks, warnings."""
     run, jobs = trace_jobs(root, logs)
-    return replace(run, graphs=tuple(job() for job in jobs))
+    return run_here(run, jobs)
 
 
 def trace_jobs(root: str, logs: list[TraceLog]) -> tuple[TraceParse, tuple[GraphJob, ...]]:
