@@ -4,7 +4,8 @@ and each command's peak memory (max RSS of the child); then parse + link time in
 where the time of `parse --json LOG` goes.
 
 Usage: python bench/trace_bench.py [--capture NAME ...] [--repeat N] [--log PATH] [--repo DIR]
-  --capture  a bundled run, sample_runs/NAME.zip (default: gpt_small, and gpt_deep when present);
+  --capture  a bundled run, sample_runs/NAME.zip, or a run zip's path (default: gpt_small, and
+             gpt_deep when present);
              its debug/ folder and its run folder are read by `parse --json`, its trace/ by both
   --log      a TORCH_TRACE log instead (trace commands only)
   --repo     the checkout whose compile_viz runs (default this one; a worktree of another
@@ -41,9 +42,11 @@ PYC = Path(tempfile.gettempdir()) / "compile_viz_bench_pyc"
 
 
 def extract(name: str, tmp: str) -> dict[str, str]:
-    """A bundled run unzipped under tmp: {"run": folder, "debug": its debug/, "log": its trace log}."""
-    folder = os.path.join(tmp, name)
-    with zipfile.ZipFile(ROOT / "sample_runs" / f"{name}.zip") as z:
+    """A run zip unzipped under tmp: {"run": folder, "debug": its debug/, "log": its trace log}.
+    `name` is a bundled run (sample_runs/NAME.zip) or the path of a run's zip."""
+    zpath = Path(name) if name.endswith(".zip") else ROOT / "sample_runs" / f"{name}.zip"
+    folder = os.path.join(tmp, zpath.stem)
+    with zipfile.ZipFile(zpath) as z:
         z.extractall(folder)
     (log,) = [str(p) for p in Path(folder, "trace").iterdir() if p.is_file()]
     return {"run": folder, "debug": os.path.join(folder, "debug"), "log": log}
@@ -162,7 +165,7 @@ def main() -> None:
     args = ap.parse_args()
     tmp = tempfile.mkdtemp()
     names = args.capture or [n for n in ("gpt_small", "gpt_deep") if (ROOT / "sample_runs" / f"{n}.zip").exists()]
-    sources = {Path(args.log).name: {"log": args.log}} if args.log else {n: extract(n, tmp) for n in names}
+    sources = {Path(args.log).name: {"log": args.log}} if args.log else {Path(n).stem: extract(n, tmp) for n in names}
     print(f"{time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.2f}, Python {platform.python_version()}, repo {args.repo}")
     python_start = race({"python -c pass": [sys.executable, "-c", "pass"]}, args.repeat, args.repo, tmp)
