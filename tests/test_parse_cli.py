@@ -127,3 +127,17 @@ def test_json_written_a_graph_at_a_time_is_the_whole_document():
         write_json(debug_parse_json(parsed), whole)
         write_parse_json(parsed, streamed)
         assert len(parsed.graphs) >= 2 and streamed.getvalue() == whole.getvalue()
+
+
+def test_json_is_the_same_whatever_the_hash_seed():
+    """A launch's post-grad nodes that the log names but the graph lacks (tlparse's provenance
+    log has no post-grad graph) come in name order, not in a set's order: the output was
+    different from one process to the next."""
+    import os
+
+    corpus_required()
+    log = GPU_CORPUS.parent / "traces" / "tlparse-tests" / "inductor_provenance_jit_cuda_log.txt"
+    outs = {subprocess.run([sys.executable, "-m", "compile_viz", "parse", "--json", str(log)], capture_output=True,
+                           text=True, timeout=120, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+            for seed in ("1", "2", "3")}
+    assert len(outs) == 1 and '"evidence":"provenance"' in outs.pop()

@@ -69,6 +69,8 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
     for i, la in enumerate(launches):
         group = placement.get(i)
         pg = tuple(sorted(post_sets[i], key=order_post.__getitem__))
+        if len(pg) > 1 and pg[-1] not in order_post:  # names the graph lacks (a trace without it): by name
+            pg = tuple(sorted(pg, key=lambda n: (order_post[n], n)))
         fx_nodes = tuple(aot_nodes[i])
         if not group:
             scheduler_nodes, fusion_group, buffers = (), "", ()
