@@ -8,16 +8,17 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from functools import lru_cache
 
+from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.model import Kernel
 from compile_viz.artifacts.text import matching_paren
 
 ARGUMENT = re.compile(r"\b(size_hints|triton_meta|inductor_meta)=")
 
 
-@dataclass(frozen=True)
+@frozen
 class KernelMeta:
     """What the decorator says about a kernel; empty dicts where it is absent or unreadable."""
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_left
-from dataclasses import dataclass
 
+from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.model import ParseWarning, StackFrame
 
 KEY = re.compile(r"^(?P<kernel>.+):(?P<handle>\d+)$")
@@ -25,7 +25,7 @@ LOG_ENTRY = re.compile(rb'"name": "inductor_provenance_tracking_kernel_stack_tra
 LOG_AOT_ID = re.compile(rb"\t# AOT ID: \['(\w+)'\]")  # at the last one rfind finds
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class KernelStack:
     """The user stacks of one launch."""
 
@@ -39,7 +39,7 @@ class KernelStack:
         return tuple(sorted({(s[-1].file, s[-1].line) for s in self.stacks if s}))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class KernelStacks:
     """A graph's per-launch stacks, in handle order."""
 

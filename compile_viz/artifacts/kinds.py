@@ -10,14 +10,14 @@ Viewer's `view=` value. Adding an artifact is one row here and one parser.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.fx_graph import parse_fx_graph
 from compile_viz.artifacts.output_code import parse_output_code
 from compile_viz.artifacts.provenance import parse_provenance
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class ArtifactKind:
     file: str  # the file name Inductor writes
     name: str  # its one name in the code and the UI (a GraphParse field when parsed)

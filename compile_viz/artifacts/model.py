@@ -6,8 +6,10 @@ its own `warnings`: a line the parser did not understand, or a file that was mis
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import field, fields
 from functools import cached_property
+
+from compile_viz.artifacts.frozen import frozen
 
 TYPE_CHECKING = False  # typing itself is not imported: ~2 ms of every command
 
@@ -88,7 +90,7 @@ def slot_setters(cls, names: tuple[str, ...]) -> tuple:
 # --------------------------------------------------------------------------- common
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class ParseWarning:
     """A line the parser did not understand, or a problem with a whole file (line 0)."""
 
@@ -101,7 +103,7 @@ class ParseWarning:
         return f"{where}: {self.text}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class SourceLocation:
     """Where in the user's code an FX node came from (`# File: path:line in fn, code: ...`)."""
 
@@ -115,7 +117,7 @@ class SourceLocation:
 
 
 @_lazy_fields("constants")
-@dataclass(frozen=True)
+@frozen
 class FxNode:
     """One node of an FX graph as `print_readable` writes it."""
 
@@ -132,7 +134,7 @@ class FxNode:
     subgraph: str = ""  # "" for the top-level forward, else the nested class name
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class FxGraph:
     """An FX graph file: `fx_graph_readable.py` (AOT) or `fx_graph_transformed.py` (post-grad)."""
 
@@ -159,7 +161,7 @@ class FxGraph:
 # --------------------------------------------------------------------------- scheduler IR
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Dependency:
     """A read or write of a scheduler node: `MemoryDep('buf0', 100*d0 + d1, {d0: 100})`."""
 
@@ -169,7 +171,7 @@ class Dependency:
     ranges: str  # "{d0: 100, d1: 100}" as written
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Layout:
     kind: str  # FixedLayout | FlexibleLayout | NoneLayout | ...
     device: str
@@ -178,7 +180,7 @@ class Layout:
     stride: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Buffer:
     """An output buffer of a scheduler node (`buf3: ComputedBuffer`)."""
 
@@ -189,7 +191,7 @@ class Buffer:
 
 
 @_lazy_fields("writes", "reads", "unmet", "outputs", "loop_body_ops", "device", "iteration", "sizes", "extern_kernel")
-@dataclass(frozen=True)
+@frozen
 class SchedulerNode:
     """One scheduler node of `ir_pre_fusion.txt` / `ir_post_fusion.txt`."""
 
@@ -231,7 +233,7 @@ class SchedulerNode:
         return found
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class FusionGroup:
     """A node of the post-fusion IR that holds several scheduler nodes fused into one kernel."""
 
@@ -243,7 +245,7 @@ class FusionGroup:
     line: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class SchedulerIR:
     path: str
     stage: str  # pre_fusion | post_fusion
@@ -256,7 +258,7 @@ class SchedulerIR:
 # --------------------------------------------------------------------------- output_code.py
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class KernelComments:
     """The comments Inductor writes above a kernel definition or launch."""
 
@@ -268,7 +270,7 @@ class KernelComments:
     sorted_nodes: bool = True  # False for "Unsorted Source Nodes"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Kernel:
     """A kernel defined in output_code.py (`name = async_compile.triton('name', '''...''')`)."""
 
@@ -285,7 +287,7 @@ class Kernel:
 
 
 @_lazy_fields("args")
-@dataclass(frozen=True)
+@frozen
 class KernelLaunch:
     """One call in `call()`: a launch of a defined kernel, or an extern / fallback call."""
 
@@ -300,7 +302,7 @@ class KernelLaunch:
     function: str  # "call" or "partition_0" ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class BufferAllocation:
     """`buf0 = empty_strided_cuda(...)`, or a reuse `buf3 = buf0; del buf0  # reuse`."""
 
@@ -314,7 +316,7 @@ class BufferAllocation:
     line: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class SizeAssert:
     name: str
     size: str
@@ -322,7 +324,7 @@ class SizeAssert:
     line: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class OutputCode:
     path: str
     aot_id: str
@@ -344,7 +346,7 @@ class OutputCode:
 # --------------------------------------------------------------------------- provenance
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class ProvenanceMap:
     """`inductor_provenance_tracking_node_mappings.json`: node and kernel mappings, as written."""
 
@@ -359,7 +361,7 @@ class ProvenanceMap:
 # --------------------------------------------------------------------------- discovery
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class GraphBreak:
     """A graph break reported in torchdynamo/debug.log (or by the capture)."""
 
@@ -369,7 +371,7 @@ class GraphBreak:
     code: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class StackFrame:
     """One frame of a user stack (`dynamo_start`) or of a kernel's stack trace."""
 
@@ -379,7 +381,7 @@ class StackFrame:
     code: str  # the source line as Dynamo logged it ("" when it did not)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class GraphFolder:
     """One compiled graph found by discovery: `torchinductor/model__0_forward_1.0/`."""
 
@@ -393,7 +395,7 @@ class GraphFolder:
 # --------------------------------------------------------------------------- fusion log
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class FusionRound:
     """One round of Inductor's fusion loop (`===== attempting fusion (2/10): 5 nodes =====`)."""
 
@@ -404,7 +406,7 @@ class FusionRound:
     line: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class FusionPair:
     """A pair of scheduler nodes the scheduler fused (`fusing op2 with op3`) or refused
     (`cannot fuse op2 with op5: no shared data`)."""
@@ -418,7 +420,7 @@ class FusionPair:
     line: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class FusionDecisions:
     """Every fusion decision Inductor logged while compiling one graph."""
 
@@ -429,7 +431,7 @@ class FusionDecisions:
     refused: tuple[FusionPair, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class FusionLog:
     """A run's `logs/fusion.log` (or any saved `TORCH_LOGS="+fusion"` output), graph by graph."""
 
@@ -438,7 +440,7 @@ class FusionLog:
     warnings: tuple[ParseWarning, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class GraphParse:
     """Everything parsed for one compiled graph. A missing file leaves its field None."""
 
@@ -469,7 +471,7 @@ class GraphParse:
         return getattr(self, name, None)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class DebugParse:
     """The parse of a whole debug tree (one or several runs)."""
 

@@ -12,7 +12,8 @@ before it trusts the match (linking/hierarchy.py). The debug folder has no such 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from compile_viz.artifacts.frozen import frozen
 
 ENTRY = re.compile(rb'\{"dynamo_output_graph"')
 SIGNATURE = re.compile(r'(\w+): "([^"]*)"')  # NAME: "f32[768, 3072][3072, 1]cuda:0"
@@ -20,7 +21,7 @@ TYPE = re.compile(r"^(?P<dtype>[a-zA-Z]+\d*)(?:\[(?P<shape>[^\]]*)\])?")
 PARAM = re.compile(r"^L_self_(?P<path>.*?)_(?:parameters|buffers)_(?P<leaf>\w+?)_?$")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class DynamoInput:
     """One input of a Dynamo output graph, in order."""
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.model import DebugParse, ParseWarning, StackFrame  # noqa: F401 - StackFrame: here too
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Phase:
     """A timed phase from a pair of `chromium_event`s (ph B then E), or an instant (ph i)."""
 
@@ -28,7 +29,7 @@ class Phase:
     ended: bool
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Payload:
     """An entry's payload: its text, and where it starts in the log (for warnings and links)."""
 
@@ -37,7 +38,7 @@ class Payload:
     line: int  # line of the entry's metadata in the log; the payload starts on the next
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class TraceGraph:
     """One graph Inductor compiled in a compile id: its AOT graph, post-grad graph, output code
     and provenance payloads (None when the log has no such entry)."""
@@ -52,7 +53,7 @@ class TraceGraph:
     kernel_stack_traces: Payload | None  # inductor_provenance_tracking_kernel_stack_traces
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class CompileRecord:
     """Everything the log says about one compile id."""
 
@@ -80,7 +81,7 @@ class CompileRecord:
     first_line: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class TraceLog:
     """The parse of one TORCH_TRACE file (one rank)."""
 

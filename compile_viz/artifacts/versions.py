@@ -11,7 +11,8 @@ Stdlib only.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from compile_viz.artifacts.frozen import frozen
 
 # The versions whose real artifacts the tests parse (../shared/corpus, sample_runs/, fixtures, a
 # live CPU compile), with where they come from.
@@ -28,7 +29,7 @@ TESTED = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class Difference:
     torch: str  # the versions that write it, e.g. "2.0"
     artifact: str

@@ -8,8 +8,8 @@ launch's members are the scheduler nodes of its fusion group (`LaunchLink.schedu
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
+from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.model import FusionDecisions, FusionPair, GraphParse
 from compile_viz.artifacts.versions import members_from_name
 from compile_viz.linking.model import GraphIndex
@@ -20,7 +20,7 @@ def members(name: str) -> tuple[str, ...]:
     return members_from_name(name) or (name,)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class WhySeparate:
     """The answer to "why are launches a and b separate kernels?"."""
 

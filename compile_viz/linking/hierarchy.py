@@ -18,8 +18,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.model import FxGraph, GraphParse
 from compile_viz.artifacts.module_paths import DynamoInput
 from compile_viz.linking.model import POST_GRAD, GraphIndex, LaunchLink
@@ -32,7 +33,7 @@ MIN_REPEATS = 3
 PARAMETERS, REPETITION, SOURCE = "module paths", "repeated structure", "source lines"
 
 
-@dataclass(frozen=True)
+@frozen
 class LaunchGroup:
     """A group of launches: a module, one repeat of a pattern, a source line or a range."""
 
@@ -44,7 +45,7 @@ class LaunchGroup:
     pattern: str = ""  # "48 × the same 21 launches" where the child groups repeat one pattern
 
 
-@dataclass(frozen=True)
+@frozen
 class Hierarchy:
     root: LaunchGroup
     evidence: str  # PARAMETERS | REPETITION | SOURCE

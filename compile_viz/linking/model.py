@@ -5,13 +5,15 @@ user source line <-> AOT FX node <-> post-grad FX node <-> scheduler node <-> fu
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from compile_viz.artifacts.frozen import frozen
 
 AOT = "aot_graph"  # fx_graph_readable.py: the artifact's name in artifacts/kinds.py
 POST_GRAD = "post_grad_graph"  # fx_graph_transformed.py, likewise
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class LaunchLink:
     """One launch in call() with everything it was made from."""
 
@@ -29,7 +31,7 @@ class LaunchLink:
     line: int  # line of the launch in output_code.py
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class NodeLink:
     """Where one FX node went."""
 
@@ -80,7 +82,7 @@ class NodeLinks(Mapping):
         return f"NodeLinks({dict(self.items())!r})"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class GroupLink:
     """A post-fusion scheduler node (a fusion group, or a single node) and what became of it."""
 
@@ -92,7 +94,7 @@ class GroupLink:
     launches: tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen(slots=True)
 class GraphSummary:
     fx_ops: int  # call_function nodes of the AOT graph
     post_grad_ops: int
@@ -103,7 +105,7 @@ class GraphSummary:
     ops_per_kernel: float  # post-grad ops mapped to kernel launches / kernel launches
 
 
-@dataclass(frozen=True)
+@frozen
 class GraphIndex:
     """The links of one compiled graph; lookups go both ways."""
 
