@@ -5,12 +5,11 @@ Each node starts with a header at column 0 (`op3: SchedulerNode(ComputedBuffer)`
 listing its buffers, and a `class op3_loop_body:` with the loop body. A fused node lists its
 members after `op1_op2.snodes[i] =`. Older torch names nodes `buf0` / `buf0_buf1`.
 
-The file is walked by one pattern, `NODE`, that takes a whole node in its usual shape in one
-match and keeps the place of its parts in the text; where it stops (an odd line), CHUNK
-(`_chunk_pattern()`) takes whole runs of well-formed lines at once (a node's one-line
-attributes, an outputs block, a loop body), and what neither takes is read line by line, with
-warnings. A node's attributes, dependencies, buffers and loop-body ops are read from those
-places on first access.
+The file is walked by one pattern, `NODE`, that takes a whole node in its usual shape in one match
+and keeps the place of its parts in the text; where it stops (an odd line), CHUNK (`_chunk_pattern()`)
+takes whole runs of well-formed lines at once (a node's one-line attributes, an outputs block, a
+loop body), and what neither takes is read line by line, with warnings. A node's attributes,
+dependencies, buffers and loop-body ops are read from those places on first access.
 """
 
 from __future__ import annotations
@@ -67,10 +66,9 @@ _ATTRIBUTE = r"\.(?!outputs =)[\w.]++ =[^\n]*+\n"
 # lists). `_attribute` reads the same lines: it goes on while the value is blank or a bracket
 # is open, and stops when the "]" closes it.
 _SPLIT_VALUE = rf"[ \t]+\[{_VALUE}(?:\n[ \t]+{_VALUE})*+\]{_VALUE}\n"
-# The alternatives that start with a node's name share one possessive `\w++` (a name is followed
-# by ":" or ".", which `\w` never takes), so a line is not re-scanned by each of them in turn.
-# Compiled on first use (~1.8 ms, on the start of every parse): files in the usual shape are
-# walked by NODE alone and never need it.
+# The alternatives that start with a node's name share one possessive `\w++` (a name is followed by
+# ":" or ".", which `\w` never takes), so a line is not re-scanned by each of them in turn. Compiled
+# on first use (~1.8 ms of every parse's start): files in the usual shape need NODE alone.
 @lru_cache(maxsize=1)
 def _chunk_pattern() -> re.Pattern:
     return re.compile(
