@@ -3,7 +3,8 @@
     .venv/bin/python bench/ui_scale_bench.py [--rounds 3] [--runs gpt_small,gpt_deep]
 
 For each run and round: a fresh Streamlit server (empty caches), Debian's Chromium driven by
-Playwright. Timed, wall clock in the browser:
+Playwright. Timed, wall clock in the browser, until what is waited for is in the page (looked for
+at every animation frame: tests/test_browser.wait_attached):
 - first view, cold server cache: the browser has loaded the app once (on the Runs page, so its
   JavaScript is in the browser's cache, as for anyone who used the app before), then opens the
   run's backward graph; until the graph's SVG is in the page;
@@ -53,9 +54,11 @@ def start_server(home: Path) -> tuple[subprocess.Popen, str]:
 
 
 def _timed_view(page, url: str) -> float:
+    from test_browser import wait_attached
+
     t0 = time.monotonic()
     page.goto(url)
-    page.wait_for_selector(GRAPH_SVG, state="attached", timeout=120_000)
+    wait_attached(page, GRAPH_SVG, timeout_ms=120_000)
     return time.monotonic() - t0
 
 

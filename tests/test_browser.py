@@ -253,6 +253,25 @@ def layer_launch(zip_path: Path, graph_id: str, layer: int) -> tuple[str, str, i
     return layers.id, block.id, launch, index.launches[launch].kernel
 
 
+# Shadow roots included: the graph widget (components.v2) draws into one.
+_FOUND = """([css, text]) => {
+  const roots = [document];
+  while (roots.length) {
+    const root = roots.pop();
+    for (const e of root.querySelectorAll(css)) if (!text || e.textContent.includes(text)) return true;
+    for (const e of root.querySelectorAll('*')) if (e.shadowRoot) roots.push(e.shadowRoot);
+  }
+  return false;
+}"""
+
+
+def wait_attached(page, css: str, text: str = "", timeout_ms: int = 60_000) -> None:
+    """Until an element matching `css` (and holding `text`) is in the page, looked for at every
+    animation frame. For timings: wait_for_selector looks at growing intervals, up to 0.5 s apart,
+    and a view that showed in 0.8 s was timed at 0.8 or 1.3 s from one tab to the next."""
+    page.wait_for_function(_FOUND, arg=[css, text], polling="raf", timeout=timeout_ms)
+
+
 def select_in_layer(page, layers: str, block: str, launch: int, kernel: str) -> float:
     """Open the layers group (unless open) and one block in the graph, click `launch` in it; return the
     seconds from that click until the kernel's code shows and its box is marked."""
@@ -264,8 +283,8 @@ def select_in_layer(page, layers: str, block: str, launch: int, kernel: str) -> 
     page.wait_for_selector(f".cv-graph g[id='cvO_{block}']", state="attached", timeout=60_000)
     t0 = time.monotonic()
     graph.locator(f"g#cvL{launch} a").first.click()
-    page.wait_for_selector(f".cv-code:has-text('{kernel[:40]}')", state="attached", timeout=60_000)
-    page.wait_for_selector(f".cv-graph g#cvL{launch}.cv-sel", state="attached", timeout=60_000)
+    wait_attached(page, ".cv-code", kernel[:40])
+    wait_attached(page, f".cv-graph g#cvL{launch}.cv-sel")
     return time.monotonic() - t0
 
 
