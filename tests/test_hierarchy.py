@@ -157,3 +157,37 @@ def test_viewer_opens_a_big_graph_in_layers(deep_env):
     assert group_ids(h.groups["blocks"].children[17].id)[1] in svg and f"cvL{launch}" in svg
     assert group_ids(h.groups["blocks"].children[16].id)[0] in svg  # its neighbour stays closed
     assert index.launches[launch].kernel in "\n".join(str(m.value) for m in at.markdown)
+
+
+def test_big_graph_pickers_are_search_boxes(deep_env):
+    """Above viewer.LIST_MAX entries, the kernel and node pickers are search boxes: a whole name (or
+    "#N" for a launch) picks it; a part that fits several lists them to pick from."""
+    from compile_viz.ui.viewer import LIST_MAX
+
+    with zipfile.ZipFile(GPT_DEEP) as z:
+        backward = next(n.split("/")[-2] for n in z.namelist() if "_backward_" in n and n.endswith("output_code.py"))
+    g = parse_path(str(GPT_DEEP)).graph(backward)
+    names = [n.name for n in g.post_grad_graph.nodes]
+    assert len(names) > LIST_MAX and len(g.output_code.launches) > LIST_MAX
+    at = run_app(ROOT / "app.py", run="bundled:gpt_deep", graph=backward)
+    no_errors(at)
+    assert not [s for s in at.selectbox if s.label in ("FX node", "Kernel launch")]
+
+    def field(at, label):
+        return next(t for t in at.text_input if t.label == label)
+
+    node = next(n for n in names if n.startswith("mm") and sum(n in m for m in names) == 1)
+    at = field(at, "FX node").input(node).run()
+    no_errors(at)
+    assert field(at, "FX node").value == node and field(at, "Kernel launch").value.startswith("#")
+    part = next(n[1:] for n in names if n[1:] not in names and sum(n[1:] in m for m in names) > 1)
+    at = field(at, "FX node").input(part).run()  # a part of several names, none whole: they are listed
+    listed = next(s for s in at.selectbox if " nodes match" in s.label)
+    other = next(n for n in listed.options if n != "(pick one)" and n != node)
+    at = listed.select(other).run()
+    no_errors(at)
+    assert field(at, "FX node").value == other
+    launch = len(g.output_code.launches) - 1
+    at = field(at, "Kernel launch").input(f"#{launch}").run()
+    no_errors(at)
+    assert field(at, "Kernel launch").value.startswith(f"#{launch} ") and field(at, "FX node").value == ""
