@@ -8,6 +8,7 @@ import importlib
 import inspect
 import pickle
 import pkgutil
+import typing
 
 import pytest
 
@@ -108,6 +109,12 @@ def test_refuses_what_it_does_not_do():
 
             def __post_init__(self):
                 pass
+
+    with pytest.raises(TypeError, match="ClassVar"):
+        @frozen
+        class WithClassVar:
+            a: int
+            b: typing.ClassVar[int] = 0
 
     @dataclasses.dataclass(frozen=True)
     class Base:
