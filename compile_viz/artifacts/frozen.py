@@ -5,8 +5,8 @@ methods (__init__, __repr__, __eq__, __hash__, __setattr__, __delattr__) from it
 The 33 on the path of `compile-viz parse --json` made that ~18 ms of every start, on the critical
 path (0.145 s in all on the 12-layer GPT). Here `dataclasses` still makes the fields, defaults,
 slots and __match_args__; __init__ is compiled from text as `dataclasses` writes it (it runs once
-per object), and the other five are closures over the field names (~0.1 ms a class in all). tests/test_frozen.py checks each class against `dataclass(frozen=True)` made from
-the same fields.
+per object), and the other five are closures over the field names (~0.1 ms a class in all).
+tests/test_frozen.py checks each class against `dataclass(frozen=True)` made from the same fields.
 
 Only what the model uses: plain fields with a default or a default_factory, `slots=True`. A class
 that needs more (__post_init__, ClassVar or InitVar, init=False or kw_only fields, inheritance
