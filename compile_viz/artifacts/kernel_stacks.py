@@ -12,50 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-from bisect import bisect_left
 
-from compile_viz.artifacts.frozen import frozen
-from compile_viz.artifacts.model import ParseWarning, StackFrame
+from compile_viz.artifacts.model import EXTERN_PREFIX, KernelStack, KernelStacks, ParseWarning, StackFrame
 
 KEY = re.compile(r"^(?P<kernel>.+):(?P<handle>\d+)$")
 FRAME = re.compile(r'^  File "(?P<file>.+)", line (?P<line>\d+), in (?P<function>.+)$')
-EXTERN_PREFIX = "torch.ops."  # `torch.ops.aten.x.default` in the trace is `aten.x.default` in call()
 # in a TORCH_TRACE log (bytes): the stacks' entry, and the output code's AOT id logged before it
 LOG_ENTRY = re.compile(rb'"name": "inductor_provenance_tracking_kernel_stack_traces"')
 LOG_AOT_ID = re.compile(rb"\t# AOT ID: \['(\w+)'\]")  # at the last one rfind finds
-
-
-@frozen(slots=True)
-class KernelStack:
-    """The user stacks of one launch."""
-
-    index: int  # position in call(): the handle less one
-    kernel: str  # as call() names it (the trace's `torch.ops.` prefix of extern ops dropped)
-    stacks: tuple[tuple[StackFrame, ...], ...]  # each outermost frame first
-
-    @property
-    def innermost(self) -> tuple[tuple[str, int], ...]:
-        """The (file, line) of each stack's innermost frame, sorted, no repeats."""
-        return tuple(sorted({(s[-1].file, s[-1].line) for s in self.stacks if s}))
-
-
-@frozen(slots=True)
-class KernelStacks:
-    """A graph's per-launch stacks, in handle order."""
-
-    launches: tuple[KernelStack, ...]
-    warnings: tuple[ParseWarning, ...]
-
-    def of_launch(self, index: int, kernel: str) -> KernelStack | None:
-        """The stacks of launch `index` when the trace names the same kernel there, else None."""
-        at = bisect_left(self.launches, index, key=_index_of)  # launches are in index order
-        if at < len(self.launches) and (ks := self.launches[at]).index == index:
-            return ks if ks.kernel == kernel.removeprefix(EXTERN_PREFIX) else None
-        return None
-
-
-def _index_of(ks: KernelStack) -> int:
-    return ks.index
 
 
 def parse_kernel_stacks(data: str | bytes, *, path: str) -> KernelStacks:

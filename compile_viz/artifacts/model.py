@@ -6,15 +6,11 @@ its own `warnings`: a line the parser did not understand, or a file that was mis
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import field, fields
 from functools import cached_property
 
 from compile_viz.artifacts.frozen import frozen
-
-TYPE_CHECKING = False  # typing itself is not imported: ~2 ms of every command
-
-if TYPE_CHECKING:
-    from compile_viz.artifacts.kernel_stacks import KernelStacks
 
 # --------------------------------------------------------------------------- lazy fields
 
@@ -440,6 +436,44 @@ class FusionLog:
     warnings: tuple[ParseWarning, ...]
 
 
+# --------------------------------------------------------------------------- kernel stacks (TORCH_TRACE)
+
+EXTERN_PREFIX = "torch.ops."  # `torch.ops.aten.x.default` in the trace is `aten.x.default` in call()
+
+
+@frozen(slots=True)
+class KernelStack:
+    """The user stacks of one launch."""
+
+    index: int  # position in call(): the handle less one
+    kernel: str  # as call() names it (the trace's `torch.ops.` prefix of extern ops dropped)
+    stacks: tuple[tuple[StackFrame, ...], ...]  # each outermost frame first
+
+    @property
+    def innermost(self) -> tuple[tuple[str, int], ...]:
+        """The (file, line) of each stack's innermost frame, sorted, no repeats."""
+        return tuple(sorted({(s[-1].file, s[-1].line) for s in self.stacks if s}))
+
+
+@frozen(slots=True)
+class KernelStacks:
+    """A graph's per-launch stacks, in handle order."""
+
+    launches: tuple[KernelStack, ...]
+    warnings: tuple[ParseWarning, ...]
+
+    def of_launch(self, index: int, kernel: str) -> KernelStack | None:
+        """The stacks of launch `index` when the trace names the same kernel there, else None."""
+        at = bisect_left(self.launches, index, key=_index_of)  # launches are in index order
+        if at < len(self.launches) and (ks := self.launches[at]).index == index:
+            return ks if ks.kernel == kernel.removeprefix(EXTERN_PREFIX) else None
+        return None
+
+
+def _index_of(ks: KernelStack) -> int:
+    return ks.index
+
+
 @frozen(slots=True)
 class GraphParse:
     """Everything parsed for one compiled graph. A missing file leaves its field None."""
@@ -454,7 +488,7 @@ class GraphParse:
     warnings: tuple[ParseWarning, ...]  # of all files, plus one per missing file
     # from the run's logs/fusion.log, when it has one (captured since issue 11); None otherwise
     fusion_decisions: FusionDecisions | None = None
-    # Inductor's per-launch user stacks (artifacts/kernel_stacks.py), from the TORCH_TRACE log beside
+    # Inductor's per-launch user stacks (read by artifacts/kernel_stacks.py), from the TORCH_TRACE log beside
     # the debug folder (a run's trace/) or from the trace alone; None when there is none
     kernel_stacks: KernelStacks | None = None
 

@@ -18,7 +18,7 @@ from compile_viz.artifacts.text import GLOG_PREFIX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from compile_viz.artifacts.kernel_stacks import KernelStacks
+    from compile_viz.artifacts.model import KernelStacks
     from compile_viz.artifacts.trace_model import TraceParse
 
 SUFFIXES = (".log", ".txt", ".gz", ".trace")
