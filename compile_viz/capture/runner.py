@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
-import os
 import platform
 import queue
 import shutil
@@ -21,12 +20,12 @@ from pathlib import Path
 
 from compile_viz.capture import warm as warm_child
 from compile_viz.capture.options import CaptureOptions
+from compile_viz.capture.process import child_env, kill_group, kill_leftovers
 from compile_viz.capture.protocol import REQUEST_FILE, RESULT_FILE, Progress, parse_progress
 from compile_viz.capture.reasons import one_line
 from compile_viz.capture.userfile import ModelRef, ModelRefError, resolve_model_ref
 from compile_viz.store import Run, RunStore, new_run_id
 
-REPO_ROOT = Path(__file__).resolve().parents[2]  # holds compile_viz/ and sample_models/
 STDERR_TAIL = 4000
 ProgressCallback = Callable[[Progress], None]
 
@@ -104,33 +103,6 @@ def _relay(callback: ProgressCallback | None, progress: Progress) -> None:
         pass
 
 
-MMAP_THRESHOLD = 32 * 1024 * 1024  # glibc's largest: allocations below it come from the heap
-TRIM_THRESHOLD = 4 * 1024 * 1024 * 1024  # freed heap memory kept rather than given back at once
-
-
-def child_env(tmp: Path) -> dict[str, str]:
-    """Return the child's environment: debug output in the run folder, caches off and fresh."""
-    env = dict(os.environ)
-    env.setdefault("INDUCTOR_PROVENANCE", "1")  # the provenance JSON the linker takes as ground truth
-    # glibc's malloc with fixed thresholds: eager's large CPU temporaries are reused, not mapped and
-    # unmapped per call, whose cost flips from round to round and process to process with glibc's
-    # moving threshold (pointwise_chain on a CPU: eager 3.5 or 9.4 ms a call). A user's own settings win.
-    env.setdefault("MALLOC_MMAP_THRESHOLD_", str(MMAP_THRESHOLD))
-    env.setdefault("MALLOC_TRIM_THRESHOLD_", str(TRIM_THRESHOLD))
-    cache = tmp / "inductor_cache"
-    env.update(
-        TORCH_COMPILE_DEBUG="1",
-        TORCH_COMPILE_DEBUG_DIR=str(tmp / "debug"),
-        TORCH_TRACE=str(tmp / "trace"),
-        TORCHINDUCTOR_FORCE_DISABLE_CACHES="1",
-        TORCHINDUCTOR_CACHE_DIR=str(cache),
-        TRITON_CACHE_DIR=str(cache / "triton"),
-        PYTHONUNBUFFERED="1",
-        PYTHONPATH=os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p),
-    )
-    return env
-
-
 def _run_child(ref: ModelRef, options: CaptureOptions, tmp: Path, on_progress: ProgressCallback | None,
                cancel: threading.Event | None, proc: subprocess.Popen | None = None) -> dict:
     """Run the child (a cold one, unless `proc` is a warm one holding its request) to the end,
@@ -176,12 +148,12 @@ def _watch(proc: subprocess.Popen, stdout_path: Path, timeout_s: float, on_progr
             if not reader.is_alive():
                 break
             if time.monotonic() - exited_at > 5:  # leftover workers still hold stdout open
-                _kill_leftovers(proc)
+                kill_leftovers(proc)
         if ended != "exited":
             kill_group(proc)
             break
     proc.wait()
-    _kill_leftovers(proc)
+    kill_leftovers(proc)
     reader.join(timeout=5)
     return ended, last_phase
 
@@ -195,30 +167,6 @@ def _read_stdout(proc: subprocess.Popen, stdout_path: Path, lines: queue.Queue) 
             if progress is not None:
                 lines.put(progress)
     lines.put(None)
-
-
-def kill_group(proc: subprocess.Popen, grace_s: float = 3.0) -> None:
-    """Terminate the child's whole process group (compile workers included), then kill it."""
-    if os.name != "posix":
-        proc.kill()
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=grace_s)
-    except ProcessLookupError:
-        return
-    except subprocess.TimeoutExpired:
-        pass
-    _kill_leftovers(proc)
-
-
-def _kill_leftovers(proc: subprocess.Popen) -> None:
-    # Workers that outlive the child (e.g. Inductor's compile pool) share its process group.
-    if os.name == "posix":
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
 
 
 def _outcome(tmp: Path, returncode: int, ended: str, last_phase: str, timeout_s: float) -> dict:

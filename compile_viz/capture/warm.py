@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compile_viz.capture.options import CaptureOptions
+from compile_viz.capture.process import child_env, kill_group
 from compile_viz.store import RunStore
 
 MAX_AGE_S = 15 * 60  # older than this counts as stale: code or packages on disk may have changed
@@ -139,8 +140,6 @@ def shutdown() -> None:
 
 def discard(child: WarmChild) -> None:
     """Kill an unused warm child's process group and remove its `.tmp-` run folder."""
-    from compile_viz.capture.runner import kill_group
-
     try:
         child.proc.stdin.close()
     except (OSError, ValueError):
@@ -156,8 +155,6 @@ def _usable(child: WarmChild, key: str) -> bool:
 
 
 def _spawn(store: RunStore, extra_env: tuple[tuple[str, str], ...], key: str) -> WarmChild:
-    from compile_viz.capture.runner import child_env
-
     _, tmp = store.begin("warm")  # renamed to the real run id when the run is committed
     env = child_env(tmp)
     env.update(dict(extra_env))
