@@ -101,12 +101,11 @@ def planned(path: str) -> Iterator[tuple[DebugParse, tuple[GraphJob, ...]]]:
                 "(made with TORCH_COMPILE_DEBUG=1), one of its run_*/graph folders, or a zip of one"
             )
         breaks = read_graph_breaks(reader, runs)
-        names = [f.name for f in folders]
-        extra, run_warnings = run_artifact_fields(reader, names)
-        stacks, stack_warnings = kernel_stack_fields(reader, names)
-        for name, fields in stacks.items():
-            extra.setdefault(name, {}).update(fields)
-        jobs = tuple(GraphJob(parse_graph, (reader, f, extra.get(f.name)), reader.size(f.location, f.files))
+        extra, run_warnings = run_artifact_fields(reader, folders)
+        stacks, stack_warnings = kernel_stack_fields(reader, folders)
+        for location, fields in stacks.items():
+            extra.setdefault(location, {}).update(fields)
+        jobs = tuple(GraphJob(parse_graph, (reader, f, extra.get(f.location)), reader.size(f.location, f.files))
                      for f in folders)
         yield DebugParse(root=path, graphs=(), graph_breaks=tuple(breaks), warnings=run_warnings + stack_warnings), jobs
     finally:
@@ -120,9 +119,11 @@ def preload(jobs: tuple[GraphJob, ...]) -> None:
         import compile_viz.artifacts.scheduler_ir  # noqa: F401
 
 
-def run_artifact_fields(reader: ArtifactReader, names: list[str]) -> tuple[dict[str, dict[str, object]], tuple]:
-    """What the run-wide artifacts (kinds.RUN_ARTIFACTS: the fusion log) say of each graph folder
-    named in `names`, as {folder name: {GraphParse field: value}}, and those files' warnings."""
+def run_artifact_fields(reader: ArtifactReader, folders: list[GraphFolder]) -> tuple[dict[str, dict[str, object]], tuple]:
+    """What the run-wide artifacts (kinds.RUN_ARTIFACTS: the fusion log) say of each graph folder,
+    as {folder location: {GraphParse field: value}}, and those files' warnings. A file speaks of the
+    graph folders below its own folder (a recorded job keeps one fusion log per process, beside
+    that process's graphs), or of every graph folder when none is below it (a capture's logs/)."""
     warnings: list[ParseWarning] = []
     fields: dict[str, dict[str, object]] = {}
     for kind in RUN_ARTIFACTS:
@@ -131,9 +132,18 @@ def run_artifact_fields(reader: ArtifactReader, names: list[str]) -> tuple[dict[
 
             log = kind.parser(data, path=member_path(rel_dir, kind.file))
             warnings.extend(log.warnings)
-            for name, value in decisions_by_graph(log, names).items():
-                fields.setdefault(name, {})[kind.name] = value
+            scope = [f for f in folders if is_below(f.location, rel_dir)] or folders
+            by_name = decisions_by_graph(log, [f.name for f in scope])
+            for f in scope:
+                if f.name in by_name:
+                    fields.setdefault(f.location, {})[kind.name] = by_name[f.name]
     return fields, tuple(warnings)
+
+
+def is_below(location: str, folder: str) -> bool:
+    """Whether the folder `location` lies inside `folder` (both relative to the reader's root;
+    everything lies inside the root itself)."""
+    return folder in ("", ".") or location.startswith(folder.rstrip("/") + "/")
 
 
 def _trace_or_none(path: str):

@@ -19,7 +19,8 @@ from compile_viz.artifacts.model import FusionDecisions, FusionLog, FusionPair, 
 from compile_viz.artifacts.text import read_artifact
 
 GRAPH_MARK = "# graph: "
-PREFIX = re.compile(r"^[VIWEDC]\d{4} [\d:.]+ +\d+ [^\]]*\] (?:\[(\d+/\d+[^\]]*)\] )?(?:\[[^\]]*\] )?")
+# torch's prefix; under torch.distributed it starts with the rank: `[rank1]:V1126 ...`
+PREFIX = re.compile(r"^(?:\[rank\d+\]:)?[VIWEDC]\d{4} [\d:.]+ +\d+ [^\]]*\] (?:\[(\d+/\d+[^\]]*)\] )?(?:\[[^\]]*\] )?")
 ROUND_START = re.compile(r"^=+ attempting fusion \((\d+)/(\d+)\): (\d+) nodes =+\s*$")
 ROUND_END = re.compile(r"^completed fusion round \((\d+)/(\d+)\): fused (\d+) nodes into (\d+) nodes")
 FUSING = re.compile(r"^fusing (\w+) with (\w+)\s*$")
@@ -113,7 +114,7 @@ def parse_fusion_log(data: bytes | str, *, path: str) -> FusionLog:
 # The two lines that make up most of a log, prefix and all, in one match (the rest goes through
 # `_Builder.line`): a refusal and a fusion, inside a round and after the compile id was seen.
 FAST = re.compile(
-    r"[VIWEDC]\d{4} [\d:.]+ +\d+ [^\]]*\] \[\d+/\d+[^\]]*\] (?:\[[^\]]*\] )?"
+    r"(?:\[rank\d+\]:)?[VIWEDC]\d{4} [\d:.]+ +\d+ [^\]]*\] \[\d+/\d+[^\]]*\] (?:\[[^\]]*\] )?"
     r"(?:(?P<refused>cannot fuse (\w+) with (\w+): (.*))|(?P<fused>fusing (\w+) with (\w+)\s*$))"
 )
 

@@ -18,12 +18,13 @@ from compile_viz.artifacts.text import GLOG_PREFIX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from compile_viz.artifacts.model import KernelStacks
+    from compile_viz.artifacts.model import GraphFolder, KernelStacks
     from compile_viz.artifacts.trace_model import TraceParse
 
 SUFFIXES = (".log", ".txt", ".gz", ".trace")
 SNIFF_BYTES = 4096
 RUN_TRACE_DIR = "trace"  # a run folder the capture wrote holds debug/ and trace/ side by side
+RANK_IN_NAME = re.compile(r"rank_(\d+)")  # a per-rank log: dedicated_log_torch_trace_rank_3_....log
 AOT_ID_IN_FOLDER = re.compile(r"__(\d+_(?:forward|backward|inference))_")  # model__0_forward_1.0
 
 
@@ -120,27 +121,39 @@ def planned_trace(path: str) -> tuple[TraceParse, tuple[GraphJob, ...]]:
     return trace_jobs(path, [parse_trace(data, path=name) for name, data in logs])
 
 
-def kernel_stack_fields(reader: ArtifactReader, names: list[str]) -> tuple[dict[str, dict[str, KernelStacks]], tuple]:
-    """The per-launch user stacks of the TORCH_TRACE log beside a debug folder (a run's trace/
-    folder) for each graph folder named in `names`, matched by AOT id, as {folder name:
-    {"kernel_stacks": stacks}}, and that log's warnings. Only a run with one log (one rank) is
-    joined; a graph whose AOT id is not in the log, or is there twice, gets nothing."""
+def kernel_stack_fields(reader: ArtifactReader, folders: list[GraphFolder]) -> tuple[dict[str, dict[str, KernelStacks]], tuple]:
+    """The per-launch user stacks of the TORCH_TRACE logs beside a debug folder (a run's trace/
+    folder) for each graph folder, matched by AOT id, as {folder location: {"kernel_stacks":
+    stacks}}, and those logs' warnings. One log speaks of every graph folder; with one log per rank
+    (a recorded torchrun job), rank R's log speaks of the graph folders under a `rank_R` folder. A
+    graph whose AOT id is not in its log, or is there twice, gets nothing."""
     logs = _logs_in(reader, lambda d: os.path.basename(d) == RUN_TRACE_DIR)
-    if len(logs) != 1:
+    if not logs:
+        return {}, ()
+    if len(logs) == 1:
+        scopes = [(logs[0], folders)]
+    else:
+        scopes = []
+        for log in logs:
+            m = RANK_IN_NAME.search(os.path.basename(log[0]))
+            mine = [f for f in folders if m and f"rank_{m.group(1)}" in f.location.split("/")]
+            if mine:
+                scopes.append((log, mine))
+    if not scopes:
         return {}, ()
     # only when a run has its log
     from compile_viz.artifacts.kernel_stacks import parse_kernel_stacks, scan_log
 
-    (log_name, data), warnings = logs[0], []
-    stacks: dict[str, KernelStacks | None] = {}
-    for aot_id, line, text in scan_log(data):
-        parsed = parse_kernel_stacks(text, path=f"{log_name}:{line}")
-        warnings.extend(parsed.warnings)
-        stacks[aot_id] = None if aot_id in stacks else parsed  # twice: ambiguous
-    out = {}
-    for name in names:
-        m = AOT_ID_IN_FOLDER.search(name)
-        found = stacks.get(m.group(1)) if m else None
-        if found is not None:
-            out[name] = {"kernel_stacks": found}
+    out, warnings = {}, []
+    for (log_name, data), scope in scopes:
+        stacks: dict[str, KernelStacks | None] = {}
+        for aot_id, line, text in scan_log(data):
+            parsed = parse_kernel_stacks(text, path=f"{log_name}:{line}")
+            warnings.extend(parsed.warnings)
+            stacks[aot_id] = None if aot_id in stacks else parsed  # twice: ambiguous
+        for folder in scope:
+            m = AOT_ID_IN_FOLDER.search(folder.name)
+            found = stacks.get(m.group(1)) if m else None
+            if found is not None:
+                out[folder.location] = {"kernel_stacks": found}
     return out, tuple(warnings)
