@@ -20,9 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from compile_viz.capture.spread import median_interval
-from compile_viz.measurements import Measurement, read_run
+from compile_viz.measurements import Measurement, comparable, read_run
 from compile_viz.render import perf
-from compile_viz.timing_method import comparable
 from tests.conftest import ROOT, SAMPLE_RUNS
 
 

@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 from compile_viz.compare.sides import Side
 from compile_viz.linking.model import GraphIndex
-from compile_viz.measurements import GraphCosts, MeasureSummary
-from compile_viz.timing_method import comparable
+from compile_viz.measurements import GraphCosts, MeasureSummary, comparable
 
 
 @dataclass(frozen=True, slots=True)

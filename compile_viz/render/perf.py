@@ -12,9 +12,8 @@ from html import escape
 
 import plotly.graph_objects as go
 
-from compile_viz.measurements import KernelCost, Measurement, MeasureSummary
+from compile_viz.measurements import KernelCost, LaunchBound, Measurement, MeasureSummary, Method
 from compile_viz.render.palette import SELECTED, kind_color, kind_label
-from compile_viz.timing_method import LaunchBound, Method
 
 SAME_WITHIN = 0.05  # without an interval (older captures), a speedup within 5% of 1 is "about the same"
 OVERHEAD = "launch overhead (GPU idle)"

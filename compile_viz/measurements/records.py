@@ -1,27 +1,18 @@
-"""Measurements as typed records: measure.json and the summary in meta.json's `measure`.
-
-The capture child writes both (`capture/measure.py`); this module is the one place that reads
-them. Stdlib only. `from_json` is tolerant like the artifact parsers: a missing key or a value of
-the wrong type becomes None (or an empty tuple), never an exception, since a run folder may come
-from an older capture or from someone else's zip.
-"""
+"""The parts of measure.json as typed records (kernel costs, latencies, profiles, correctness,
+bandwidth), and the summary meta.json keeps under `measure`. `from_json` is tolerant: a missing key
+or a value of the wrong type becomes None (or an empty tuple), never an exception."""
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict, dataclass, replace
-from pathlib import Path
+from dataclasses import asdict, dataclass
 from typing import Any
 
-from compile_viz.json_fields import as_bool as _bool
-from compile_viz.json_fields import as_dict as _dict
-from compile_viz.json_fields import as_int as _int
-from compile_viz.json_fields import as_list as _list
-from compile_viz.json_fields import as_num as _num
-from compile_viz.json_fields import as_str as _str
-from compile_viz.timing_method import LaunchBound, Method, launch_bound, launch_overhead_us, method_of
-
-FILE = "measure.json"  # beside meta.json in a run folder
+from compile_viz.measurements.json_fields import as_bool as _bool
+from compile_viz.measurements.json_fields import as_dict as _dict
+from compile_viz.measurements.json_fields import as_int as _int
+from compile_viz.measurements.json_fields import as_list as _list
+from compile_viz.measurements.json_fields import as_num as _num
+from compile_viz.measurements.json_fields import as_str as _str
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,112 +311,3 @@ class MeasureSummary:
         """Return False when the speedup's interval includes 1.0, True when it does not, None without one."""
         interval = self.speedup_interval
         return None if interval is None else not interval[0] <= 1.0 <= interval[1]
-
-
-@dataclass(frozen=True, slots=True)
-class Measurement:
-    """measure.json: eager vs compiled on one input set, and where the compiled time goes."""
-
-    schema: int | None = None
-    device: str | None = None  # "cuda", "cpu", ...
-    device_name: str | None = None
-    train: bool | None = None
-    dtype: str | None = None
-    compile_s: float | None = None
-    input_set: int | None = None
-    errors: tuple[str, ...] = ()  # "part: ExceptionType: message" for each part that failed
-    correctness: Correctness | None = None
-    eager: Variant = Variant()
-    compiled: Variant = Variant()
-    graphs: tuple[GraphCosts, ...] = ()
-    outside: tuple[OutsideCost, ...] = ()
-    total_in_graphs_us: float | None = None
-    total_outside_us: float | None = None
-    bandwidth: Bandwidth = Bandwidth()
-    speedup: float | None = None
-    speedup_low: float | None = None  # issue 17: the speedup's interval over paired rounds
-    speedup_high: float | None = None
-    speedup_rounds: tuple[float, ...] = ()
-    method: Method | None = None  # None in older files: see timing()
-    cpu_per_call: Latency | None = None  # CPU time to issue one compiled call (GPU runs only)
-
-    @classmethod
-    def from_json(cls, data: Any) -> Measurement:
-        d = _dict(data)
-        kernels = _dict(d.get("kernels"))
-        paired = _dict(d.get("speedup_interval"))
-        return cls(
-            schema=_int(d.get("schema")), device=_str(d.get("device")), device_name=_str(d.get("device_name")),
-            train=_bool(d.get("train")), dtype=_str(d.get("dtype")), compile_s=_num(d.get("compile_s")),
-            input_set=_int(d.get("input_set")), errors=tuple(e for e in _list(d.get("errors")) if isinstance(e, str)),
-            correctness=Correctness.from_json(d.get("correctness")),
-            eager=Variant.from_json(d.get("eager")), compiled=Variant.from_json(d.get("compiled")),
-            graphs=tuple(GraphCosts.from_json(str(k), v) for k, v in _dict(kernels.get("graphs")).items()),
-            outside=tuple(OutsideCost.from_json(r) for r in _list(kernels.get("outside"))),
-            total_in_graphs_us=_num(kernels.get("total_in_graphs_us")),
-            total_outside_us=_num(kernels.get("total_outside_us")),
-            bandwidth=Bandwidth.from_json(d.get("bandwidth")), speedup=_num(d.get("speedup")),
-            speedup_low=_num(paired.get("low")), speedup_high=_num(paired.get("high")),
-            speedup_rounds=tuple(x for x in _list(paired.get("rounds")) if _num(x) is not None),
-            method=Method.from_json(d.get("method")), cpu_per_call=Latency.from_json(d.get("cpu_per_call")),
-        )
-
-    def timing(self) -> Method:
-        """Return how the latency was measured: the recorded method, or the one inferred for an older file."""
-        return method_of(self)
-
-    def launch(self) -> LaunchBound | None:
-        """Return CPU vs GPU per compiled call (GPU runs), or None."""
-        return launch_bound(self)
-
-    def launch_overhead_us(self, graph_id: str) -> float | None:
-        """Return this graph's part of the time per call the GPU waits for launches, or None."""
-        return launch_overhead_us(self, graph_id)
-
-    def graph_costs(self, graph_id: str) -> GraphCosts | None:
-        """Return the costs of a graph id (the folder name, or an id ending in it, as discovery makes), or None."""
-        for g in self.graphs:
-            if g.name == graph_id:
-                return g
-        return next((g for g in self.graphs if graph_id.endswith(g.name) or g.name.endswith(graph_id)), None)
-
-    def summary(self) -> MeasureSummary:
-        """Return the summary meta.json keeps under `measure`."""
-        corr = self.correctness or Correctness()
-        eager, compiled = self.eager, self.compiled
-        return MeasureSummary(
-            file=FILE, ok=corr.ok, max_abs=corr.max_abs, max_rel=corr.max_rel, speedup=self.speedup,
-            eager_median_ms=eager.latency.median_ms if eager.latency else None,
-            compiled_median_ms=compiled.latency.median_ms if compiled.latency else None,
-            compile_s=self.compile_s, device=self.device, device_name=self.device_name,
-            eager_kernels_per_call=eager.profile.kernels_per_call if eager.profile else None,
-            compiled_kernels_per_call=compiled.profile.kernels_per_call if compiled.profile else None,
-            peak_gbps=self.bandwidth.peak_gbps, copy_gbps=self.bandwidth.copy_gbps, errors=len(self.errors),
-            correctness=corr.status, correctness_note=corr.note, correctness_method=corr.method_line() or None,
-            eager_max_abs=corr.eager_max_abs, speedup_low=self.speedup_low, speedup_high=self.speedup_high,
-            eager_low_ms=eager.latency.ci_low_ms if eager.latency else None,
-            eager_high_ms=eager.latency.ci_high_ms if eager.latency else None,
-            compiled_low_ms=compiled.latency.ci_low_ms if compiled.latency else None,
-            compiled_high_ms=compiled.latency.ci_high_ms if compiled.latency else None,
-            rounds=compiled.latency.rounds if compiled.latency else None,
-            # older files keep the summary they were written with; the Viewer reads their verdict from launch()
-            bound=bound.bound if self.method is not None and (bound := self.launch()) else None)
-
-
-def read_measurement(folder: str | Path) -> Measurement | None:
-    """Return a run folder's measure.json, or None when the run was not measured or the file is unreadable."""
-    try:
-        with open(Path(folder) / FILE, encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
-        return None
-    return Measurement.from_json(data) if isinstance(data, dict) else None
-
-
-def read_run(folder: str | Path | None, meta: Any) -> tuple[MeasureSummary | None, Measurement | None]:
-    """Return (summary, full measurement) of a run: meta.json's summary, else one made from measure.json."""
-    full = read_measurement(folder) if folder else None
-    summary = MeasureSummary.from_json(_dict(meta).get("measure"))
-    if summary is not None and full is not None and summary.bound is not None:
-        summary = replace(summary, bound=full.summary().bound)  # a verdict: today's rule, not the capture's
-    return summary or (full.summary() if full else None), full
