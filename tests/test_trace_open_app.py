@@ -20,14 +20,15 @@ SECTION = "viewer_compile_section"  # the expander's key (compile_section.KEY)
 # The app as app.py builds it, with the Runs page first: AppTest cannot open a page by its URL.
 RUNS_FIRST = """
 import streamlit as st
-from compile_viz.ui import app_pages, compiles_page, runs_page, viewer
+from compile_viz.ui import compiles_page, page_registry, runs_page, viewer
 
-app_pages._PAGES.update(
+pages = dict(
     runs=st.Page(runs_page.page, title="Runs", url_path="runs", default=True),
     viewer=st.Page(viewer.page, title="Viewer", url_path="viewer"),
     compiles=st.Page(compiles_page.page, title="Compiles", url_path="compiles"),
 )
-st.navigation(list(app_pages._PAGES.values())).run()
+page_registry.register(pages)
+st.navigation(list(pages.values())).run()
 """
 
 

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-_PAGES: dict[str, st.Page] = {}
+from compile_viz.ui import compare_page, compile_page, compiles_page, page_registry, runs_page, viewer
 
 
 def pages() -> list:
-    from compile_viz.ui import compare_page, compile_page, compiles_page, runs_page, viewer
-
     comparing = bool(st.query_params.get("compare"))  # ?run=A&compare=B opens the comparison
-    _PAGES.update(
+    named = dict(
         viewer=st.Page(viewer.page, title="Viewer", icon=":material/account_tree:", url_path="viewer",
                        default=not comparing),
         compare=st.Page(compare_page.page, title="Compare", icon=":material/compare_arrows:", url_path="compare",
@@ -20,9 +18,5 @@ def pages() -> list:
         compiles=st.Page(compiles_page.page, title="Compiles", icon=":material/timeline:", url_path="compiles"),
         runs=st.Page(runs_page.page, title="Runs", icon=":material/folder_open:", url_path="runs"),
     )
-    return list(_PAGES.values())
-
-
-def page_object(name: str) -> st.Page:
-    """Return the st.Page registered under `name` (for st.switch_page)."""
-    return _PAGES[name]
+    page_registry.register(named)
+    return list(named.values())

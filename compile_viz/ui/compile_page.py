@@ -7,7 +7,7 @@ import hashlib
 import streamlit as st
 
 from compile_viz.capture import DTYPES, MODES, CaptureOptions, parse_option, user_code_allowed
-from compile_viz.ui import jobs, loaders
+from compile_viz.ui import jobs, loaders, page_registry
 
 JOB = "capture_job"
 
@@ -95,12 +95,10 @@ def _outcome(job: jobs.CaptureJob) -> None:
         st.error(f"The capture could not run: {job.error or 'no run was stored'}")
         return
     if run.ok:
-        from compile_viz.ui.app_pages import page_object
-
         st.success(f"Compiled `{run.model}` in {job.elapsed_s:.0f} s: run {run.id}")
         if st.button("Open in the viewer", type="primary"):
             del st.session_state[JOB]
-            st.switch_page(page_object("viewer"), query_params={"run": run.id})
+            st.switch_page(page_registry.page_object("viewer"), query_params={"run": run.id})
         return
     st.error(f"The run failed: {run.reason}")
     tail = run.meta.get("stderr_tail")

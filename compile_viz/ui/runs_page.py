@@ -7,7 +7,7 @@ import streamlit as st
 
 from compile_viz.artifacts import DiscoveryError, parse_path
 from compile_viz.store import StoreError, bundled_runs
-from compile_viz.ui import loaders
+from compile_viz.ui import loaders, page_registry
 from compile_viz.ui.runs import (
     BUNDLED,
     PATH,
@@ -23,9 +23,7 @@ MAX_LISTED = 200
 
 
 def _open(key: str) -> None:
-    from compile_viz.ui.app_pages import page_object
-
-    st.switch_page(page_object(first_page(key, loaders.get_store())), query_params={"run": key})
+    st.switch_page(page_registry.page_object(first_page(key, loaders.get_store())), query_params={"run": key})
 
 
 def _error(message: str, details: str) -> None:
