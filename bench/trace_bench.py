@@ -78,7 +78,9 @@ def commands(src: dict[str, str], tmp: str, repo: Path, before: Path | None = No
     cmds = {}
     if "debug" in src:
         cmds["parse --json RUN/debug"] = py + ["parse", "--json", src["debug"]]
-        if "--jobs" in (repo / "compile_viz" / "parse_cli.py").read_text():  # not in a "before" checkout
+        parse_module = next(p for p in (repo / "compile_viz" / "cli" / "parse.py", repo / "compile_viz" / "parse_cli.py")
+                            if p.exists())
+        if "--jobs" in parse_module.read_text():  # not in a "before" checkout
             cmds["parse --json RUN/debug --jobs 1"] = py + ["parse", "--json", src["debug"], "--jobs", "1"]
         cmds["parse --json RUN (debug + trace stacks)"] = py + ["parse", "--json", src["run"]]
     cmds["parse --json LOG"] = py + ["parse", "--json", src["log"]]
@@ -134,10 +136,10 @@ def parse_link_ms(debug: str, repeat: int) -> float:
 
 def stages(log: str) -> dict[str, float]:
     """Seconds per stage of `parse --json LOG` in this process (imports already done)."""
-    from compile_viz import parse_cli
     from compile_viz.artifacts.gc_pause import paused_gc
     from compile_viz.artifacts.trace import parse_trace
     from compile_viz.artifacts.trace_graphs import trace_parse
+    from compile_viz.cli import parse_json
 
     t = [time.perf_counter()]
     data = Path(log).read_bytes()
@@ -145,10 +147,10 @@ def stages(log: str) -> dict[str, float]:
     t.append(time.perf_counter())
     parsed = trace_parse(log, [trace])
     t.append(time.perf_counter())
-    with paused_gc():  # as parse_cli.run builds and writes it
-        doc = parse_cli.debug_parse_json(parsed)
+    with paused_gc():  # as `parse --json` builds and writes it
+        doc = parse_json.debug_parse_json(parsed)
         t.append(time.perf_counter())
-        parse_cli.write_json(doc, io.StringIO())
+        parse_json.write_json(doc, io.StringIO())
     t.append(time.perf_counter())
     names = ("read the log", "parse its graphs", "link + build the JSON", "encode the JSON")
     return dict(zip(names, (b - a for a, b in zip(t, t[1:], strict=False)), strict=True))

@@ -12,8 +12,8 @@ M=tests/compare_models/split_fusion.py
 one() {  # name, capture args...
   local name=$1; shift
   local run
-  run=$(python3 -m compile_viz.capture.cli capture "$@" --home "$H" > "$OUT/$name.log" 2>&1; tail -1 "$OUT/$name.log")
-  python3 -m compile_viz.capture.cli export "$run" "$OUT/$name.zip" --home "$H" >> "$OUT/$name.log" 2>&1 \
+  run=$(python3 -m compile_viz.cli capture "$@" --home "$H" > "$OUT/$name.log" 2>&1; tail -1 "$OUT/$name.log")
+  python3 -m compile_viz.cli export "$run" "$OUT/$name.zip" --home "$H" >> "$OUT/$name.log" 2>&1 \
     && echo "$name: $(du -h "$OUT/$name.zip" | cut -f1)" || { echo "$name: FAILED"; tail -5 "$OUT/$name.log"; }
 }
 one layernorm_fp32 layernorm_linear_gelu_residual --dtype fp32 "$@"

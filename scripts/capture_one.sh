@@ -3,9 +3,9 @@
 capture_one() {
   local name=$1 model=$2; shift 2
   local run start=$SECONDS
-  run=$(python3 -m compile_viz.capture.cli capture "$model" --home "$HOME_DIR/$name" "$@" > "$OUT/$name.log" 2>&1
+  run=$(python3 -m compile_viz.cli capture "$model" --home "$HOME_DIR/$name" "$@" > "$OUT/$name.log" 2>&1
         tail -1 "$OUT/$name.log")
-  if python3 -m compile_viz.capture.cli export "$run" "$OUT/$name.zip" --home "$HOME_DIR/$name" >> "$OUT/$name.log" 2>&1; then
+  if python3 -m compile_viz.cli export "$run" "$OUT/$name.zip" --home "$HOME_DIR/$name" >> "$OUT/$name.log" 2>&1; then
     echo "$name: $(du -h "$OUT/$name.zip" | cut -f1) in $((SECONDS - start)) s"
   else
     echo "$name: FAILED"; tail -5 "$OUT/$name.log"

@@ -22,8 +22,8 @@ WIDTH = 100
 COMMAND = "python scripts/gen_cli_docs.py"
 HEADER = f"""# Command-line reference
 
-Generated from the argparse definitions (`compile_viz/cli.py`, `compile_viz/parse_cli.py`,
-`compile_viz/capture/cli.py`) by `{COMMAND}`; do not edit by hand.
+Generated from the argparse definitions (`compile_viz/cli/`: one module per command, named in
+`COMMANDS` in `compile_viz/cli/__init__.py`) by `{COMMAND}`; do not edit by hand.
 `tests/test_cli_docs.py` fails when this page and the code differ.
 What the commands do, with examples: [capture.md](capture.md) and the [README](../README.md).
 """

@@ -33,7 +33,7 @@ for row in "${RUNS[@]}"; do
   rm -f "$OUT/$name.run"
   start=$(date +%s)
   # shellcheck disable=SC2086  # flags is a list of words
-  python3 -m compile_viz.capture.cli capture "$MODELS:$spec" $flags --measure --home "$OUT/home" "$@" \
+  python3 -m compile_viz.cli capture "$MODELS:$spec" $flags --measure --home "$OUT/home" "$@" \
     > "$OUT/$name.log" 2>&1
   rc=$?
   run=$(tail -1 "$OUT/$name.log")

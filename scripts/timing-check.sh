@@ -51,7 +51,7 @@ one() {  # name model flags...: capture --measure, then REPEATS fresh do_bench p
   local start=$SECONDS run i
   rm -f "$OUT/$name".bench*.json "$OUT/$name.json"
   # shellcheck disable=SC2086  # flags is a list of words
-  timeout "$(left)" $PY -m compile_viz.capture.cli capture "$model" $flags --measure --home "$OUT/home" \
+  timeout "$(left)" $PY -m compile_viz.cli capture "$model" $flags --measure --home "$OUT/home" \
     "$@" > "$OUT/$name.capture.log" 2>&1 || echo "timing-check: the capture exited with $? ($(left) s left before DEADLINE)" >> "$OUT/$name.capture.log"
   run=$(grep -v '^timing-check: ' "$OUT/$name.capture.log" | tail -1)
   if [ -f "$run/measure.json" ]; then

@@ -61,8 +61,8 @@ def parse_json_sha(source: Path) -> str:
 def golden_of(source: Path) -> dict:
     """The golden dump of one capture (a folder or a zip)."""
     from compile_viz.artifacts import parse_path
+    from compile_viz.cli.parse_json import links_json
     from compile_viz.linking import build_index
-    from compile_viz.parse_cli import links_json
 
     parsed = parse_path(str(source))
     graphs = []

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from compile_viz.capture.cli import main
+from compile_viz.cli import main
 
 
 def test_registered_in_the_main_cli():

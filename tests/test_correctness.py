@@ -144,7 +144,7 @@ def test_output_paths():
 
 
 def test_the_cli_says_the_verdict_before_the_run_folder():
-    from compile_viz.capture.cli import measure_line
+    from compile_viz.cli.capture import measure_line
 
     assert measure_line({}) is None
     line = measure_line({"measure": {"ok": None, "correctness": "not comparable", "speedup": 1.5,

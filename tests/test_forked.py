@@ -1,4 +1,4 @@
-"""compile_viz/forked.py and `parse --json --jobs`: the same answer from several processes as
+"""compile_viz/cli/forked.py and `parse --json --jobs`: the same answer from several processes as
 from one, whatever fails where."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from compile_viz.forked import can_fork, run_shared, share
+from compile_viz.cli.forked import can_fork, run_shared, share
 from tests.conftest import SAMPLE_RUNS
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="fork is used on Linux only, with no other thread running")
@@ -29,7 +29,7 @@ def test_forked_results_come_back_in_order():
 
 
 def test_packed_results_come_back_as_they_were():
-    from compile_viz.forked import _pack, _unpack
+    from compile_viz.cli.forked import _pack, _unpack
 
     results = {0: ("{\"a\": 1}", ("warning",)), 3: "text alone", 5: ("bad \udc80 byte", None), 7: (1, "x"), 9: ()}
     assert _unpack(b"".join(_pack(results))) == results
@@ -57,7 +57,7 @@ def test_a_share_whose_child_fails_is_run_here():
 
 SCRIPT = """
 import os
-from compile_viz.forked import run_shared
+from compile_viz.cli.forked import run_shared
 parent = os.getpid()
 def fn(x):
     if os.getpid() == parent:

@@ -182,7 +182,7 @@ def test_coverage_on_a_real_cpu_compile(cpu_run):
 
 def test_links_in_parse_json():
     corpus_required()
-    from compile_viz.parse_cli import graph_json
+    from compile_viz.cli.parse_json import graph_json
 
     (g,) = _graphs(GPU_CORPUS / "matmul_softmax")
     links = graph_json(g)["links"]

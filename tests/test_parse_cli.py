@@ -87,6 +87,7 @@ def test_strict_exits_non_zero_on_any_warning(tmp_path):
 def test_parse_loads_only_what_it_uses_and_prints_one_compact_line():
     """`compile-viz parse` imports none of the other commands' modules (cli.COMMANDS) and, without
     --json, not the linking layer; --json prints one line of compact JSON."""
+    from compile_viz.cli import COMMANDS
     from tests.conftest import SAMPLE_RUNS
 
     script = (
@@ -95,17 +96,22 @@ def test_parse_loads_only_what_it_uses_and_prints_one_compact_line():
         "out = io.StringIO()\n"
         "with contextlib.redirect_stdout(out):\n"
         f"    main(['parse', {str(SAMPLE_RUNS / 'tiny_linear_relu.zip')!r}] + sys.argv[1:])\n"
-        "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('compile_viz.')}))\n"
+        "print(sorted({m.removeprefix('compile_viz.') for m in sys.modules if m.startswith('compile_viz.')}))\n"
         "print(out.getvalue(), end='')\n"
     )
-    others = {"compare", "compare_cli", "capture", "why_cli", "store", "render", "ui"}
-    summary = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    loaded = set(json.loads(summary.stdout.splitlines()[0].replace("'", '"')))
-    assert summary.returncode == 0 and "parse_cli" in loaded, summary.stderr
-    assert not loaded & (others | {"linking"}), loaded
-    as_json = subprocess.run([sys.executable, "-c", script, "--json"], capture_output=True, text=True, timeout=120)
-    first, text = as_json.stdout.split("\n", 1)
-    loaded = set(json.loads(first.replace("'", '"')))
+    others = {m.removeprefix("compile_viz.") for m in COMMANDS.values()} - {"cli.parse"}
+    others |= {"compare", "capture", "store", "render", "ui"}
+
+    def loaded_by(*argv: str) -> tuple[set[str], str]:
+        proc = subprocess.run([sys.executable, "-c", script, *argv], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        first, text = proc.stdout.split("\n", 1)
+        return {m.split(".")[0] if m.split(".")[0] != "cli" else m
+                for m in json.loads(first.replace("'", '"'))}, text
+
+    loaded, _ = loaded_by()
+    assert "cli.parse" in loaded and not loaded & (others | {"linking"}), loaded
+    loaded, text = loaded_by("--json")
     assert "linking" in loaded and not loaded & others, loaded
     assert text.count("\n") == 1 and text.startswith('{"root":') and ", " not in text[:200]
     assert json.loads(text)["graphs"]
@@ -118,7 +124,7 @@ def test_json_written_a_graph_at_a_time_is_the_whole_document():
 
     from compile_viz.artifacts import parse_path
     from compile_viz.artifacts.trace_discover import parse_trace_path
-    from compile_viz.parse_cli import debug_parse_json, write_json, write_parse_json
+    from compile_viz.cli.parse_json import debug_parse_json, write_json, write_parse_json
     from tests.conftest import SAMPLE_RUNS
 
     for parsed in (parse_path(str(SAMPLE_RUNS / "graph_break_item.zip")),

@@ -27,7 +27,8 @@ def test_gallery_has_every_sample_of_the_issue():
 
 
 def test_listing_and_parent_side_import_neither_torch_nor_streamlit():
-    code = ("import sys, sample_models as s; s.all_samples(); import compile_viz.capture, compile_viz.capture.cli, "
+    code = ("import sys, sample_models as s; s.all_samples(); import compile_viz.capture, compile_viz.cli, "
+            "compile_viz.cli.capture, compile_viz.cli.runs, compile_viz.cli.export, compile_viz.cli.import_, "
             "compile_viz.store; print(sorted(m for m in ('torch', 'streamlit', 'plotly', 'graphviz', 'pygments') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

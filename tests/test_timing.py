@@ -71,7 +71,7 @@ def _capture(home: Path) -> tuple[str, dict, dict]:
     # One thread per process: this 2-core VM is shared with other jobs, and two captures that fight
     # differently over the cores differ by more than either one's interval can know.
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", COMPILE_VIZ_WARM="0", OMP_NUM_THREADS="1")
-    proc = subprocess.run([sys.executable, "-m", "compile_viz.capture.cli", "capture", "pointwise_chain",
+    proc = subprocess.run([sys.executable, "-m", "compile_viz.cli", "capture", "pointwise_chain",
                            "--device", "cpu", "--measure", "--home", str(home)], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -130,7 +130,7 @@ def test_a_speedup_whose_interval_holds_one_is_no_clear_difference():
     summary = Measurement.from_json(data).summary()
     word, sentence = perf.verdict(summary)
     assert word == "same" and sentence.startswith("No clear difference") and "includes 1.0" in sentence
-    from compile_viz.capture.cli import measure_line
+    from compile_viz.cli.capture import measure_line
 
     assert "speedup: no clear difference (0.88x, interval 0.70-1.10x" in measure_line({"measure": summary.to_json()})
     data["speedup_interval"].update(low=0.8, high=0.95)
@@ -217,8 +217,8 @@ def test_a_comparison_says_whether_the_timings_compare():
 
 
 def test_the_diff_text_carries_the_timing_note():
+    from compile_viz.cli.diff import text_lines
     from compile_viz.compare import diff_json, diff_runs, load_side
-    from compile_viz.compare_cli import text_lines
 
     diff = diff_runs(load_side("bundled:matmul_softmax"), load_side("bundled:tiny_linear_relu"))
     data = diff_json(diff)  # two H100 captures timed the same way

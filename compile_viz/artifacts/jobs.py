@@ -1,5 +1,5 @@
 """A graph's parse as a job: what `parse_path` runs for each graph, handed out so that a caller
-may run the jobs in several processes (`compile-viz parse --json`, compile_viz/forked.py)."""
+may run the jobs in several processes (`compile-viz parse --json`, compile_viz/cli/forked.py)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""`compile-viz capture | capture-all | runs | export | import`; torch-free and streamlit-free.
-
-`python -m compile_viz.capture.cli ...` works too, without the rest of the CLI (for a headless
-GPU box that has only torch).
-"""
+"""`compile-viz capture MODEL` and `compile-viz capture-all --out DIR`: compile in a child process,
+store the run; torch-free and streamlit-free (the child imports torch)."""
 
 from __future__ import annotations
 
@@ -15,12 +12,13 @@ from compile_viz.capture.options import DEFAULT_TIMEOUT_S, DTYPES, MODES, Captur
 from compile_viz.capture.protocol import Progress
 from compile_viz.capture.runner import capture
 from compile_viz.capture.userfile import ModelRefError, resolve_model_ref
+from compile_viz.cli.errors import fail
 from compile_viz.measurements import MeasureSummary
-from compile_viz.store import Run, RunStore, StoreError
+from compile_viz.store import Run, RunStore
 
 
 def register(sub) -> None:
-    """Add capture, capture-all, runs, export and import to an argparse subparsers object."""
+    """Add capture and capture-all to an argparse subparsers object."""
     p = sub.add_parser("capture", help="compile a model with TORCH_COMPILE_DEBUG=1 and store the run")
     p.add_argument("model", help="sample name, path.py or path.py:NAME")
     _add_capture_options(p)
@@ -31,26 +29,6 @@ def register(sub) -> None:
     p.add_argument("--only", nargs="+", metavar="MODEL", help="capture only these samples")
     _add_capture_options(p, per_model=False)
     p.set_defaults(func=cmd_capture_all)
-
-    p = sub.add_parser("runs", help="list stored runs, newest first")
-    p.add_argument("query", nargs="?", help="text to search in id, model, device, mode, dtype, reason")
-    p.add_argument("--status", choices=("complete", "failed"))
-    p.add_argument("--limit", type=int, default=50)
-    p.add_argument("--home", help="store folder (default $COMPILE_VIZ_HOME or ~/.compile_viz)")
-    p.set_defaults(func=cmd_runs)
-
-    p = sub.add_parser("export", help="write a run to one zip")
-    p.add_argument("run", help="run id (or a unique part of it) or run folder")
-    p.add_argument("out", help="OUT.zip")
-    p.add_argument("--home")
-    p.set_defaults(func=cmd_export)
-
-    p = sub.add_parser("import", help="import a run zip, or a TORCH_TRACE log or folder, into the store")
-    p.add_argument("path", metavar="PATH",
-                   help="a run zip from `compile-viz export`; a TORCH_TRACE log (plain or .gz), a folder of "
-                        "them (one per rank; a torch_compile_debug tree beside them comes too) or a zip of one")
-    p.add_argument("--home")
-    p.set_defaults(func=cmd_import)
 
 
 def _add_capture_options(p: argparse.ArgumentParser, per_model: bool = True) -> None:
@@ -83,11 +61,6 @@ def _print_progress(p: Progress) -> None:
         print(f"[{p.elapsed_s:7.1f}s] {p.phase:<10} {p.message}", flush=True)
 
 
-def _fail(message: str, code: int = 1) -> int:
-    print(f"compile-viz: {message}", file=sys.stderr)
-    return code
-
-
 def capture_interruptibly(model: str, options: CaptureOptions, store: RunStore) -> Run:
     """Return capture(...) run on a worker thread, so that Ctrl-C cancels the child cleanly."""
     cancel, box = threading.Event(), {}
@@ -108,7 +81,7 @@ def cmd_capture(args) -> int:
         options, store = _options(args), RunStore(args.home)
         resolve_model_ref(args.model)  # a bad name or a refused file is an error here, not a stored run
     except (ValueError, OSError, ModelRefError) as e:
-        return _fail(str(e), 2)
+        return fail(str(e), 2)
     run = capture_interruptibly(args.model, options, store)
     if not run.ok:
         print(f"compile-viz: capture failed: {run.reason}", file=sys.stderr)
@@ -170,7 +143,7 @@ def cmd_capture_all(args) -> int:
     try:
         options, store = _options(args), RunStore(args.home)
     except (ValueError, OSError) as e:
-        return _fail(str(e), 2)
+        return fail(str(e), 2)
     names = args.only or sample_names()
     out = Path(args.out)
     failed = []
@@ -188,55 +161,3 @@ def cmd_capture_all(args) -> int:
             print(f"FAILED {name:<32} {run.reason}  (run kept at {run.path})", flush=True)
     print(f"captured {len(names) - len(failed)} of {len(names)}" + (f"; failed: {', '.join(failed)}" if failed else ""))
     return 1 if failed else 0
-
-
-def cmd_runs(args) -> int:
-    try:
-        runs = RunStore(args.home).list_runs(args.query, status=args.status, limit=args.limit)
-    except (OSError, StoreError) as e:
-        return _fail(str(e))
-    for run in runs:
-        m = run.meta
-        r = m.get("resolved") or m.get("options") or {}
-        compile_s = (m.get("timings") or {}).get("compile_s")
-        when = str(m.get("created", ""))[:19].replace("T", " ")
-        cols = [run.id, run.status, when, str(r.get("device", "?")), str(r.get("dtype") or "-"),
-                f"{compile_s:.1f}s" if compile_s is not None else "-", run.reason or ""]
-        print("  ".join(cols).rstrip())
-    if not runs:
-        print("no runs", file=sys.stderr)
-    return 0
-
-
-def cmd_export(args) -> int:
-    try:
-        print(RunStore(args.home).export_run(args.run, args.out))
-    except (OSError, StoreError) as e:
-        return _fail(str(e))
-    return 0
-
-
-def cmd_import(args) -> int:
-    from compile_viz.trace_import import import_path  # reads traces: loaded only when importing
-
-    try:
-        done = import_path(RunStore(args.home), args.path)
-    except StoreError as e:
-        return _fail(str(e), 2)
-    except OSError as e:
-        return _fail(str(e))
-    said = "imported as" if done.new else "already in the store as"
-    print(f"{said} {done.run.id}: {done.summary}", file=sys.stderr)
-    print(done.run.path)
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compile_viz.capture.cli", description=__doc__)
-    register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(argv)
-    return int(args.func(args) or 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

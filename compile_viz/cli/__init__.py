@@ -1,5 +1,8 @@
 """compile-viz command line: parse | why | diff | capture | runs | export | import."""
 
+# Torch-free and streamlit-free: `python -m compile_viz.cli capture ...` (or `python -m compile_viz`)
+# runs on a headless GPU box that has only torch.
+
 from __future__ import annotations
 
 import argparse
@@ -8,19 +11,20 @@ import importlib
 import os
 import sys
 
-# Which module registers each command, in the order `--help` lists them. Only the module of the
-# command being run is imported (importing all of them cost ~0.05 s of a 0.15 s `parse`); help,
-# an unknown command and scripts/gen_cli_docs.py register every module. A command missing here
-# still works: its name is unknown, so every module is registered.
+# Which module registers each command, in the order `--help` lists them: one module per command
+# (capture and capture-all share one). Only the module of the command being run is imported
+# (importing all of them cost ~0.05 s of a 0.15 s `parse`); help, an unknown command and
+# scripts/gen_cli_docs.py register every module. A command missing here still works: its name is
+# unknown, so every module is registered. No module here imports this package back.
 COMMANDS = {
-    "parse": "compile_viz.parse_cli",
-    "why": "compile_viz.why_cli",
-    "diff": "compile_viz.compare_cli",
-    "capture": "compile_viz.capture.cli",
-    "capture-all": "compile_viz.capture.cli",
-    "runs": "compile_viz.capture.cli",
-    "export": "compile_viz.capture.cli",
-    "import": "compile_viz.capture.cli",
+    "parse": "compile_viz.cli.parse",
+    "why": "compile_viz.cli.why",
+    "diff": "compile_viz.cli.diff",
+    "capture": "compile_viz.cli.capture",
+    "capture-all": "compile_viz.cli.capture",
+    "runs": "compile_viz.cli.runs",
+    "export": "compile_viz.cli.export",
+    "import": "compile_viz.cli.import_",
 }
 
 
@@ -92,7 +96,3 @@ def _keep_freed_memory() -> None:
         return
     mallopt(-3, 32 << 20)  # M_MMAP_THRESHOLD: blocks under 32 MB come from the heap, reused once freed
     mallopt(-1, 1 << 30)  # M_TRIM_THRESHOLD: the heap's free top is kept
-
-
-if __name__ == "__main__":
-    entry()

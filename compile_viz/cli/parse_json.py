@@ -1,80 +1,18 @@
-"""`compile-viz parse PATH [--json]`: what the parsers found, as a summary or as JSON."""
+"""What `compile-viz parse --json` prints: the document of a parse, a graph at a time, and the
+compile ids of a TORCH_TRACE log."""
 
 from __future__ import annotations
 
 import json
 import sys
-from contextlib import nullcontext
 from json.encoder import encode_basestring_ascii
 
-from compile_viz.artifacts import DiscoveryError, GraphJob, parse_path, planned, preload
-from compile_viz.artifacts.gc_pause import paused_gc
 from compile_viz.artifacts.model import FxNode, GraphParse
-from compile_viz.artifacts.trace_discover import parse_trace_path, planned_trace
-from compile_viz.forked import cpus, run_shared
-from compile_viz.trace_cli import trace_json, trace_summary_lines
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from compile_viz.artifacts.trace_model import CompileRecord, TraceLog
     from compile_viz.linking.model import GraphIndex
-
-
-def register(sub) -> None:
-    p = sub.add_parser("parse", help="parse a debug run (folder at any level, or zip) or a TORCH_TRACE log and summarise it")
-    p.add_argument("path")
-    p.add_argument("--trace", action="store_true",
-                   help="read the TORCH_TRACE logs under PATH (a run's trace/) even when a debug folder is there")
-    p.add_argument("--json", action="store_true", help="print the whole parse as JSON")
-    p.add_argument("--jobs", type=int, metavar="N",
-                   help="with --json: processes that parse graphs side by side (default: the CPUs this "
-                        "process may use, at most one per graph; 1: this process only)")
-    p.add_argument("--strict", action="store_true",
-                   help="exit 1 when any file gave a warning (each is printed on stderr); for CI use")
-    p.set_defaults(func=run)
-
-
-def run(args) -> int:
-    try:
-        if args.json:
-            return _run_json_output(args)
-        parsed = parse_trace_path(args.path) if getattr(args, "trace", False) else parse_path(args.path)
-    except DiscoveryError as exc:
-        print(f"compile-viz: {exc}", file=sys.stderr)
-        return 2
-    for line in summary_lines(parsed):
-        print(line)
-    if getattr(args, "strict", False):
-        return strict_exit(parsed.root, _warnings(parsed))
-    return 0
-
-
-def _run_json_output(args) -> int:
-    """`parse --json`: each graph parsed, linked and encoded as a job, the jobs shared out between
-    processes (`--jobs`), the document written in the graphs' order."""
-    import compile_viz.linking  # noqa: F401 - graph_json's, imported once before any fork
-
-    plan = nullcontext(planned_trace(args.path)) if getattr(args, "trace", False) else planned(args.path)
-    with plan as (run_part, jobs), paused_gc():  # ~10^5 dicts and lists: left on, the collector walks the whole parse again and again
-        workers = getattr(args, "jobs", None) or cpus()
-        preload(jobs)
-        graphs = run_shared(job_text, jobs, [job.size for job in jobs], workers)
-        warnings = [str(w) for w in run_part.warnings]
-        write_document(run_part, _texts(graphs, warnings), sys.stdout)
-    if getattr(args, "strict", False):
-        return strict_exit(run_part.root, warnings)
-    return 0
-
-
-def _texts(graphs, warnings: list[str]):
-    for text, graph_warnings in graphs:
-        warnings.extend(graph_warnings)
-        yield text
-
-
-def job_text(job: GraphJob) -> tuple[str, tuple[str, ...]]:
-    """One graph's JSON text, from its parse job, and its warnings."""
-    g = job()
-    return graph_text(g), tuple(str(w) for w in g.warnings)
 
 
 # Compact, because an indent makes `json` use its pure-Python encoder (gpt_small: 0.13 s against
@@ -106,42 +44,6 @@ def write_document(run_part, graph_texts, out) -> None:
             out.write(",")
         out.write(text)
     out.write("]," + _ENCODE(_run_json(run_part))[1:] + "\n")  # its keys after "graphs", without the "{"
-
-
-def _warnings(parsed) -> list[str]:
-    return [str(w) for w in parsed.warnings] + [str(w) for g in parsed.graphs for w in g.warnings]
-
-
-def strict_exit(root: str, warnings: list[str]) -> int:
-    """Print every warning on stderr; return 1 when there was one (0 otherwise)."""
-    for w in warnings:
-        print(f"compile-viz: warning: {w}", file=sys.stderr)
-    if warnings:
-        print(f"compile-viz: --strict: {len(warnings)} warning(s) in {root}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def summary_lines(parsed) -> list[str]:
-    lines = []
-    for g in parsed.graphs:
-        fx = len(g.aot_graph.call_nodes) if g.aot_graph else 0
-        pg = len(g.post_grad_graph.call_nodes) if g.post_grad_graph else 0
-        oc = g.output_code
-        kernels = len(oc.kernels) if oc else 0
-        launches = sum(1 for launch in oc.launches if not launch.is_extern) if oc else 0
-        externs = sum(1 for launch in oc.launches if launch.is_extern) if oc else 0
-        groups = len(g.post_fusion.fusion_groups) if g.post_fusion else 0
-        lines.append(
-            f"{g.id} [{g.kind}]: {fx} FX ops (AOT), {pg} post-grad ops, {kernels} kernels, "
-            f"{launches} launches, {externs} extern calls, {groups} fusion groups, {len(g.warnings)} warnings"
-        )
-    for gb in parsed.graph_breaks:
-        lines.append(f"graph break at {gb.file}:{gb.line}: {gb.reason[:100]}")
-    lines.extend(trace_summary_lines(parsed))
-    if not parsed.graphs:
-        lines.append("no graphs found")
-    return lines
 
 
 # A node's JSON is written by hand: the same text the encoder gives for the same values, without
@@ -335,3 +237,56 @@ def _run_json(parsed) -> dict:
         "warnings": [str(w) for w in parsed.warnings],
         **trace_json(parsed),  # only for a TORCH_TRACE log: its compile ids
     }
+
+
+def is_trace(parsed) -> bool:
+    """Whether `parsed` was read from TORCH_TRACE logs (a TraceParse). Its module is loaded only
+    when a trace is read, so a debug folder's parse is told apart without importing it."""
+    module = sys.modules.get("compile_viz.artifacts.trace_model")
+    return module is not None and isinstance(parsed, module.TraceParse)
+
+
+def compile_json(c: CompileRecord) -> dict:
+    return {
+        "id": c.id,
+        "rank": c.rank,
+        "status": c.status,
+        "co_name": c.co_name,
+        "co_filename": c.co_filename,
+        "co_firstlineno": c.co_firstlineno,
+        "fail_reason": c.fail_reason,
+        "restart_reasons": list(c.restart_reasons),
+        "graph_break_reasons": list(c.graph_break_reasons),
+        "recompile_reasons": list(c.recompile_reasons),
+        "guard_count": c.guard_count,
+        "guards": list(c.guards),
+        "cache": list(c.cache),
+        "stack": [{"file": f.file, "line": f.line, "function": f.function, "code": f.code} for f in c.stack],
+        "graphs": [{"kind": g.kind, "aot_id": g.aot_id} for g in c.graphs],
+        "phases": [
+            {"name": p.name, "start_us": p.start_us, "duration_us": p.duration_us, "depth": p.depth,
+             "is_backward": p.is_backward, "ended": p.ended}
+            for p in c.phases
+        ],
+        "times_s": {k: c.metrics.get("compilation_metrics", {}).get(k) for k in TIMES},
+    }
+
+
+TIMES = ("entire_frame_compile_time_s", "backend_compile_time_s", "inductor_compile_time_s", "code_gen_time_s")
+
+
+def log_json(log: TraceLog) -> dict:
+    return {
+        "path": log.path,
+        "rank": log.rank,
+        "entries": log.entries,
+        "compiles": [compile_json(c) for c in log.compiles],
+        "warnings": [str(w) for w in log.warnings],
+    }
+
+
+def trace_json(parsed) -> dict:
+    """{"traces": [...]} for a TraceParse; {} for a debug folder's parse (its JSON stays as it was)."""
+    if not is_trace(parsed):
+        return {}
+    return {"traces": [log_json(log) for log in parsed.logs], "not_in_trace": list(parsed.not_in_trace)}

@@ -1,0 +1,3 @@
+from compile_viz.cli import entry
+
+entry()
