@@ -137,8 +137,8 @@ def parse_link_ms(debug: str, repeat: int) -> float:
 def stages(log: str) -> dict[str, float]:
     """Seconds per stage of `parse --json LOG` in this process (imports already done)."""
     from compile_viz.artifacts.gc_pause import paused_gc
-    from compile_viz.artifacts.trace import parse_trace
-    from compile_viz.artifacts.trace_graphs import trace_parse
+    from compile_viz.artifacts.trace.graphs import trace_parse
+    from compile_viz.artifacts.trace.read import parse_trace
     from compile_viz.cli import parse_json
 
     t = [time.perf_counter()]

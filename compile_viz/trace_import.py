@@ -22,9 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compile_viz.artifacts.discover import SKIP_DIRS, ArtifactReader, DiscoveryError, find_graphs
-from compile_viz.artifacts.trace import parse_trace
-from compile_viz.artifacts.trace_discover import SUFFIXES, is_trace_file, trace_logs
-from compile_viz.artifacts.trace_model import TraceLog
+from compile_viz.artifacts.trace.discover import SUFFIXES, is_trace_file, trace_logs
+from compile_viz.artifacts.trace.model import TraceLog
+from compile_viz.artifacts.trace.read import parse_trace
 from compile_viz.store import (
     MAX_IMPORT_BYTES,
     MAX_IMPORT_ENTRIES,

@@ -239,7 +239,7 @@ def test_comparison_link_in_chromium(server):
 
 def layer_launch(zip_path: Path, graph_id: str, layer: int) -> tuple[str, str, int, str]:
     """(layers group id, id of layer `layer`'s group, a generated kernel's launch in it, its kernel)."""
-    from compile_viz.artifacts.module_paths import read_dynamo_inputs
+    from compile_viz.artifacts.trace.module_paths import read_dynamo_inputs
     from compile_viz.linking import build_index
     from compile_viz.linking.hierarchy import graph_hierarchy
 

@@ -89,4 +89,4 @@ def test_render_helpers():
         "the guards of compile 0/1 failed: tensor 'x' size mismatch"
     assert render.filter_guards(["A x", "B y"], "b") == ["B y"]
     assert "&lt;script&gt;" in render.stack_html(
-        [__import__("compile_viz.artifacts.trace_model", fromlist=["StackFrame"]).StackFrame("<script>", 1, "f", "")])
+        [__import__("compile_viz.artifacts.trace.model", fromlist=["StackFrame"]).StackFrame("<script>", 1, "f", "")])

@@ -20,7 +20,7 @@ from compile_viz.artifacts.frozen import frozen
 def _frozen_classes() -> list[type]:
     found = {}
     for package in (compile_viz.artifacts, compile_viz.linking):
-        for info in pkgutil.iter_modules(package.__path__, package.__name__ + "."):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):  # artifacts/trace/ too
             module = importlib.import_module(info.name)
             for obj in vars(module).values():
                 init = getattr(obj, "__init__", None)

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from compile_viz.artifacts import parse_path
-from compile_viz.artifacts.module_paths import module_of, read_dynamo_inputs
+from compile_viz.artifacts.trace.module_paths import module_of, read_dynamo_inputs
 from compile_viz.linking import build_index
 from compile_viz.linking.hierarchy import (
     MAX_BOXES,

@@ -123,7 +123,7 @@ def test_json_written_a_graph_at_a_time_is_the_whole_document():
     import io
 
     from compile_viz.artifacts import parse_path
-    from compile_viz.artifacts.trace_discover import parse_trace_path
+    from compile_viz.artifacts.trace.discover import parse_trace_path
     from compile_viz.cli.parse_json import debug_parse_json, write_json, write_parse_json
     from tests.conftest import SAMPLE_RUNS
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from compile_viz.artifacts.trace_discover import parse_trace_path
+from compile_viz.artifacts.trace.discover import parse_trace_path
 from tests.conftest import ROOT, compile_viz_cli
 from tests.test_app_fixtures import no_errors
 from tests.test_compiles_page import env, page  # noqa: F401  (env: a fixture)

@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from compile_viz.artifacts import parse_path
-from compile_viz.artifacts.trace import parse_trace
-from compile_viz.artifacts.trace_discover import parse_trace_path, trace_logs
-from compile_viz.artifacts.trace_model import TraceParse
+from compile_viz.artifacts.trace.discover import parse_trace_path, trace_logs
+from compile_viz.artifacts.trace.model import TraceParse
+from compile_viz.artifacts.trace.read import parse_trace
 from tests.conftest import CORPUS, ROOT, compile_viz_cli, corpus_required
 
 RUNS = sorted((ROOT / "sample_runs").glob("*.zip")) + sorted((ROOT / "tests/fixtures/third_party").glob("*.zip"))
@@ -149,7 +149,7 @@ def test_cut_or_flipped_trace_never_raises(cut, flip, byte):
         data[int((len(data) - 1) * flip)] = byte
     log = parse_trace(bytes(data), path="cut.log")
     assert isinstance(log.warnings, tuple)
-    from compile_viz.artifacts.trace_graphs import trace_parse
+    from compile_viz.artifacts.trace.graphs import trace_parse
 
     trace_parse("cut.log", [log])
 

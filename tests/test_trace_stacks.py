@@ -18,7 +18,7 @@ from collections import Counter
 from dataclasses import replace
 
 from compile_viz.artifacts import parse_path
-from compile_viz.artifacts.kernel_stacks import parse_kernel_stacks, parse_stack
+from compile_viz.artifacts.trace.kernel_stacks import parse_kernel_stacks, parse_stack
 from compile_viz.linking import build_index
 from tests.conftest import ROOT
 
@@ -99,7 +99,7 @@ def test_stack_payload_parse_is_tolerant():
 
 
 def test_cut_payload_never_raises():
-    from compile_viz.artifacts.trace_discover import parse_trace_path
+    from compile_viz.artifacts.trace.discover import parse_trace_path
 
     (g,) = [g for c in parse_trace_path(str(ROOT / "sample_runs/mlp_gelu.zip")).logs[0].compiles for g in c.graphs]
     text = g.kernel_stack_traces.text
@@ -108,9 +108,9 @@ def test_cut_payload_never_raises():
 
 
 def test_the_quick_scan_finds_what_the_full_reader_finds():
-    from compile_viz.artifacts.kernel_stacks import scan_log
-    from compile_viz.artifacts.trace import parse_trace
-    from compile_viz.artifacts.trace_discover import trace_logs
+    from compile_viz.artifacts.trace.discover import trace_logs
+    from compile_viz.artifacts.trace.kernel_stacks import scan_log
+    from compile_viz.artifacts.trace.read import parse_trace
 
     for run in RUNS:
         ((name, data),) = trace_logs(str(run))

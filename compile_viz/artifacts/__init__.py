@@ -84,7 +84,7 @@ def planned(path: str) -> Iterator[tuple[DebugParse, tuple[GraphJob, ...]]]:
 
     if not os.path.exists(path):
         raise DiscoveryError(f"no such file or folder: {path}")
-    from compile_viz.artifacts.trace_discover import is_trace_file, kernel_stack_fields, planned_trace
+    from compile_viz.artifacts.trace.discover import is_trace_file, kernel_stack_fields, planned_trace
 
     if is_trace_file(path):  # a TORCH_TRACE log, plain or gzip
         yield planned_trace(path)
@@ -147,7 +147,7 @@ def is_below(location: str, folder: str) -> bool:
 
 
 def _trace_or_none(path: str):
-    from compile_viz.artifacts.trace_discover import planned_trace
+    from compile_viz.artifacts.trace.discover import planned_trace
 
     try:
         return planned_trace(path)

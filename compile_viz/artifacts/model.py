@@ -488,7 +488,7 @@ class GraphParse:
     warnings: tuple[ParseWarning, ...]  # of all files, plus one per missing file
     # from the run's logs/fusion.log, when it has one (captured since issue 11); None otherwise
     fusion_decisions: FusionDecisions | None = None
-    # Inductor's per-launch user stacks (read by artifacts/kernel_stacks.py), from the TORCH_TRACE log beside
+    # Inductor's per-launch user stacks (read by artifacts/trace/kernel_stacks.py), from the TORCH_TRACE log beside
     # the debug folder (a run's trace/) or from the trace alone; None when there is none
     kernel_stacks: KernelStacks | None = None
 

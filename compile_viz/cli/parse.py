@@ -7,7 +7,7 @@ from contextlib import nullcontext
 
 from compile_viz.artifacts import DiscoveryError, GraphJob, parse_path, planned, preload
 from compile_viz.artifacts.gc_pause import paused_gc
-from compile_viz.artifacts.trace_discover import parse_trace_path, planned_trace
+from compile_viz.artifacts.trace.discover import parse_trace_path, planned_trace
 from compile_viz.cli.forked import cpus, run_shared
 from compile_viz.cli.parse_json import graph_text, is_trace, write_document
 

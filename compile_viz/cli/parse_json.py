@@ -11,7 +11,7 @@ from compile_viz.artifacts.model import FxNode, GraphParse
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from compile_viz.artifacts.trace_model import CompileRecord, TraceLog
+    from compile_viz.artifacts.trace.model import CompileRecord, TraceLog
     from compile_viz.linking.model import GraphIndex
 
 
@@ -242,7 +242,7 @@ def _run_json(parsed) -> dict:
 def is_trace(parsed) -> bool:
     """Whether `parsed` was read from TORCH_TRACE logs (a TraceParse). Its module is loaded only
     when a trace is read, so a debug folder's parse is told apart without importing it."""
-    module = sys.modules.get("compile_viz.artifacts.trace_model")
+    module = sys.modules.get("compile_viz.artifacts.trace.model")
     return module is not None and isinstance(parsed, module.TraceParse)
 
 

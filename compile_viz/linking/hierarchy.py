@@ -5,7 +5,7 @@ Grouped by the module that produced them (`blocks.17.attn`), and the 48 blocks s
 they are (one pattern, 48 times), the first view has a handful of boxes.
 
 What says which module a launch belongs to, best first:
-1. parameters: the Dynamo input names in the run's TORCH_TRACE log (artifacts/module_paths.py)
+1. parameters: the Dynamo input names in the run's TORCH_TRACE log (artifacts/trace/module_paths.py)
    give each placeholder its module; a launch belongs to the module whose parameters its nodes
    read most, and a launch that reads none to what the launches on both sides share
    (`blocks.3` for the attention between `blocks.3.qkv` and `blocks.3.proj`);
@@ -22,7 +22,7 @@ from dataclasses import field
 
 from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.model import FxGraph, GraphParse
-from compile_viz.artifacts.module_paths import DynamoInput
+from compile_viz.artifacts.trace.module_paths import DynamoInput
 from compile_viz.linking.model import POST_GRAD, GraphIndex, LaunchLink
 
 HIERARCHY_ABOVE = 60  # launches: above this a graph opens as its hierarchy

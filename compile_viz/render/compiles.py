@@ -13,8 +13,8 @@ from html import escape
 import plotly.graph_objects as go
 
 from compile_viz.artifacts.model import GraphParse
-from compile_viz.artifacts.trace_discover import AOT_ID_IN_FOLDER
-from compile_viz.artifacts.trace_model import CompileRecord, Phase, StackFrame, TraceLog
+from compile_viz.artifacts.trace.discover import AOT_ID_IN_FOLDER
+from compile_viz.artifacts.trace.model import CompileRecord, Phase, StackFrame, TraceLog
 
 STATUS_ICONS = {
     "ok": "✅", "ok after restart": "✅", "graph break": "🟠", "restarted": "🔁", "failed": "❌",

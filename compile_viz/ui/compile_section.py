@@ -10,7 +10,7 @@ from urllib.parse import quote
 import streamlit as st
 
 from compile_viz.artifacts import DebugParse, DiscoveryError, GraphParse
-from compile_viz.artifacts.trace_model import TraceParse
+from compile_viz.artifacts.trace.model import TraceParse
 from compile_viz.render import compiles as render
 from compile_viz.ui import compiles_page, loaders
 from compile_viz.ui.runs import PATH

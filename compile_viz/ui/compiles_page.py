@@ -8,8 +8,8 @@ from urllib.parse import quote
 import streamlit as st
 
 from compile_viz.artifacts import DiscoveryError
-from compile_viz.artifacts.trace_discover import parse_trace_path
-from compile_viz.artifacts.trace_model import CompileRecord, TraceLog, TraceParse
+from compile_viz.artifacts.trace.discover import parse_trace_path
+from compile_viz.artifacts.trace.model import CompileRecord, TraceLog, TraceParse
 from compile_viz.render import compiles as render
 from compile_viz.store import StoreError
 from compile_viz.ui import loaders, state

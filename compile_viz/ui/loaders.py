@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from compile_viz.artifacts import DebugParse, parse_path
-from compile_viz.artifacts.module_paths import read_dynamo_inputs
+from compile_viz.artifacts.trace.module_paths import read_dynamo_inputs
 from compile_viz.linking import build_index
 from compile_viz.linking.hierarchy import Hierarchy, graph_hierarchy
 from compile_viz.linking.model import GraphIndex

@@ -17,11 +17,11 @@ from compile_viz.artifacts.discover import parse_dynamo_log
 from compile_viz.artifacts.fx_graph import parse_fx_graph
 from compile_viz.artifacts.gc_pause import without_gc
 from compile_viz.artifacts.jobs import GraphJob, run_here
-from compile_viz.artifacts.kernel_stacks import parse_kernel_stacks
 from compile_viz.artifacts.model import GraphBreak, GraphFolder, GraphParse, ParseWarning
 from compile_viz.artifacts.output_code import parse_output_code
 from compile_viz.artifacts.provenance import parse_provenance
-from compile_viz.artifacts.trace_model import Payload, TraceGraph, TraceLog, TraceParse
+from compile_viz.artifacts.trace.kernel_stacks import parse_kernel_stacks
+from compile_viz.artifacts.trace.model import Payload, TraceGraph, TraceLog, TraceParse
 
 # TraceGraph field -> (the file a debug folder holds it in, its parser)
 FILES = {

@@ -16,8 +16,8 @@ import re
 
 from compile_viz.artifacts.model import ParseWarning
 from compile_viz.artifacts.text import GLOG_PREFIX, decode
-from compile_viz.artifacts.trace_build import CompileBuilder, compile_id_of, pair_phases
-from compile_viz.artifacts.trace_model import StackFrame, TraceLog
+from compile_viz.artifacts.trace.build import CompileBuilder, compile_id_of, pair_phases
+from compile_viz.artifacts.trace.model import StackFrame, TraceLog
 
 RANK_IN_NAME = re.compile(r"rank_(\d+)")
 ID_KEYS = frozenset({"compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "has_payload", "rank"})

@@ -1,11 +1,11 @@
 """Gather a TORCH_TRACE log's entries per compile id (CompileBuilder) and pair its chromium
-events into phases; artifacts/trace.py reads the lines and calls these."""
+events into phases; read.py reads the lines and calls these."""
 
 from __future__ import annotations
 
 import re
 
-from compile_viz.artifacts.trace_model import CompileRecord, Payload, Phase, StackFrame, TraceGraph
+from compile_viz.artifacts.trace.model import CompileRecord, Payload, Phase, StackFrame, TraceGraph
 
 AOT_ID = re.compile(r"^# AOT ID: \['(\d+)_(\w+)'\]", re.M)
 # The graph Inductor is handed, as the debug folder's fx_graph_readable.py holds it: the AOT

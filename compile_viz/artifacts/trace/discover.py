@@ -19,7 +19,7 @@ from compile_viz.artifacts.text import GLOG_PREFIX
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from compile_viz.artifacts.model import GraphFolder, KernelStacks
-    from compile_viz.artifacts.trace_model import TraceParse
+    from compile_viz.artifacts.trace.model import TraceParse
 
 SUFFIXES = (".log", ".txt", ".gz", ".trace")
 SNIFF_BYTES = 4096
@@ -115,8 +115,8 @@ def planned_trace(path: str) -> tuple[TraceParse, tuple[GraphJob, ...]]:
             "or at the folder holding one per rank"
         )
     # the trace reader is imported here: reading a debug folder needs only this module's search
-    from compile_viz.artifacts.trace import parse_trace
-    from compile_viz.artifacts.trace_graphs import trace_jobs
+    from compile_viz.artifacts.trace.graphs import trace_jobs
+    from compile_viz.artifacts.trace.read import parse_trace
 
     return trace_jobs(path, [parse_trace(data, path=name) for name, data in logs])
 
@@ -142,7 +142,7 @@ def kernel_stack_fields(reader: ArtifactReader, folders: list[GraphFolder]) -> t
     if not scopes:
         return {}, ()
     # only when a run has its log
-    from compile_viz.artifacts.kernel_stacks import parse_kernel_stacks, scan_log
+    from compile_viz.artifacts.trace.kernel_stacks import parse_kernel_stacks, scan_log
 
     out, warnings = {}, []
     for (log_name, data), scope in scopes:

@@ -1,11 +1,11 @@
-"""The frozen dataclasses the TORCH_TRACE reader returns (artifacts/trace.py).
+"""The frozen dataclasses the TORCH_TRACE reader returns (artifacts/trace/read.py).
 
 A TORCH_TRACE log (what `TORCH_TRACE=dir` writes and tlparse reads) is a sequence of entries,
 each tagged with a compile id (`frame_id/frame_compile_id`, an attempt, a compiled-autograd id).
 We keep Dynamo's own words: a `CompileRecord` per compile id, with the user stack of its
 `dynamo_start`, its `compilation_metrics`, guards, recompile reasons, the phases of its
 `chromium_event`s, and the graphs Inductor compiled for it (`TraceGraph`, payload texts kept as
-they are, parsed into `GraphParse` by artifacts/trace_graphs.py).
+they are, parsed into `GraphParse` by artifacts/trace/graphs.py).
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ class CompileRecord:
     frame_compile_id: int | None
     attempt: int
     stack: tuple[StackFrame, ...]  # dynamo_start: outermost first, the compiled frame last
-    status: str  # one of trace_build.STATUSES: ok, ok after restart, graph break, restarted, failed, empty, unknown
+    status: str  # one of build.STATUSES: ok, ok after restart, graph break, restarted, failed, empty, unknown
     co_name: str
     co_filename: str
     co_firstlineno: int | None

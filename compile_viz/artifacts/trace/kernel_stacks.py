@@ -63,7 +63,7 @@ def scan_log(data: bytes) -> list[tuple[str, int, str]]:
     """(AOT id, log line, payload text) of every stacks entry of a TORCH_TRACE log, found without
     reading the rest of it: the AOT id is that of the output code logged last before the entry
     ("" when none). For a run whose debug folder is parsed already, at a fraction of the cost of
-    artifacts/trace.py."""
+    artifacts/trace/read.py."""
     out = []
     pos, line, aot = 0, 1, ""
     for m in LOG_ENTRY.finditer(data):

@@ -86,7 +86,7 @@ def read_dynamo_inputs(path: str) -> list[tuple[DynamoInput, ...]]:
     one log (one rank) is read."""
     import os
 
-    from compile_viz.artifacts.trace_discover import trace_logs
+    from compile_viz.artifacts.trace.discover import trace_logs
 
     if not os.path.exists(path):
         return []
