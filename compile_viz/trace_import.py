@@ -21,6 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from compile_viz.artifacts import devices
 from compile_viz.artifacts.discover import SKIP_DIRS, ArtifactReader, DiscoveryError, find_graphs
 from compile_viz.artifacts.trace.discover import SUFFIXES, is_trace_file, trace_logs
 from compile_viz.artifacts.trace.model import TraceLog
@@ -125,6 +126,8 @@ def _import_tree(store: RunStore, src: Path, *, name: str, origin: str) -> Impor
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src / rel, target)
         meta = _meta(name, origin, digest, parsed, summary, graphs=graph_dirs if debug else [])
+        device, dtype = code_facts(tmp)
+        meta["resolved"] = {"device": device or "?", "dtype": dtype}
         return Imported(store.commit(run_id, tmp, meta), True, summary)
     except BaseException:
         store.abandon(tmp)
@@ -214,22 +217,55 @@ def summarize(logs: list[TraceLog], debug_graphs: int = 0) -> str:
 
 
 def _meta(name: str, origin: str, digest: str, logs: list[TraceLog], summary: str, *, graphs: list[str]) -> dict:
-    statuses = Counter(c.status for log in logs for c in log.compiles)
-    per_rank = [sum((c.metrics.get("compilation_metrics") or {}).get("entire_frame_compile_time_s") or 0
-                    for c in log.compiles) for log in logs]
+    trace = _trace_fields(logs)
     meta = {
         "model": name, "title": name, "status": "complete", "reason": None,
         "created": _dt.datetime.now(_dt.UTC).isoformat(),
         "source": {"kind": SOURCE_KIND, "path": origin, "sha256": digest, "summary": summary},
-        "trace": {"logs": [log.path for log in logs], "ranks": [log.rank for log in logs],
-                  "compile_ids": sum(statuses.values()), "statuses": dict(statuses),
-                  "graphs": sum(len(c.graphs) for log in logs for c in log.compiles),
-                  "warnings": sum(len(log.warnings) for log in logs)},
+        "trace": {k: v for k, v in trace.items() if k != "compile_s"},
         "graphs": graphs,
     }
-    if any(per_rank):
-        meta["timings"] = {"compile_s": round(max(per_rank), 3)}  # Dynamo's whole-frame time, slowest rank
+    if trace.get("compile_s"):
+        meta["timings"] = {"compile_s": trace["compile_s"]}  # Dynamo's whole-frame time, slowest rank
     return meta
+
+
+def _trace_fields(logs: list[TraceLog]) -> dict:
+    statuses = Counter(c.status for log in logs for c in log.compiles)
+    per_rank = [sum((c.metrics.get("compilation_metrics") or {}).get("entire_frame_compile_time_s") or 0
+                    for c in log.compiles) for log in logs]
+    fields = {"logs": [log.path for log in logs], "ranks": [log.rank for log in logs],
+              "compile_ids": sum(statuses.values()), "statuses": dict(statuses),
+              "graphs": sum(len(c.graphs) for log in logs for c in log.compiles),
+              "warnings": sum(len(log.warnings) for log in logs)}
+    if any(per_rank):
+        fields["compile_s"] = round(max(per_rank), 3)
+    return fields
+
+
+def code_facts(run_dir: Path) -> tuple[str | None, str | None]:
+    """(device, dtype) of a run folder from its generated code: the debug tree's output_code.py
+    files, else the trace logs (whose payloads carry the same code); see artifacts/devices.py."""
+    dev, dt = Counter(), Counter()
+    for path in sorted((run_dir / "debug").glob("**/output_code.py")):
+        devices.tally(path.read_bytes(), dev, dt)
+    if not dev:
+        for path in sorted((run_dir / "trace").glob("*")):
+            if path.is_file():
+                devices.tally(path.read_bytes(), dev, dt)
+    return devices.summary(dev, dt)
+
+
+def trace_fields(folder: Path) -> dict:
+    """meta.json's `trace` of a run's trace/ folder (its logs, ranks, compile ids by status, graphs,
+    warnings, and `compile_s`: Dynamo's whole-frame compile time of the slowest rank); {} when the
+    folder holds no log."""
+    try:
+        logs = trace_logs(str(folder))
+    except DiscoveryError:
+        return {}
+    parsed = [parse_trace(data, path=rel) for rel, data in logs]
+    return _trace_fields(parsed) if parsed else {}
 
 
 def graph_count(meta: dict) -> int:

@@ -50,8 +50,9 @@ def _problems(line: str, options: dict[str, set[str]]) -> list[str]:
         if command not in options:
             problems.append(f"no command {command!r}")
             continue
+        ours = segment.split(" -- ", 1)[0]  # after a bare --, the options are the recorded job's
         problems += [f"compile-viz {command} has no {flag}" for flag in
-                     re.findall(r"(?<![\w-])--[a-z][a-z-]*", segment) if flag not in options[command]]
+                     re.findall(r"(?<![\w-])--[a-z][a-z-]*", ours) if flag not in options[command]]
     return problems
 
 

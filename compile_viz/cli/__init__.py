@@ -1,4 +1,4 @@
-"""compile-viz command line: parse | why | diff | capture | runs | export | import."""
+"""compile-viz command line: parse | why | diff | capture | runs | export | import | record."""
 
 # Torch-free and streamlit-free: `python -m compile_viz.cli capture ...` (or `python -m compile_viz`)
 # runs on a headless GPU box that has only torch.
@@ -25,6 +25,7 @@ COMMANDS = {
     "runs": "compile_viz.cli.runs",
     "export": "compile_viz.cli.export",
     "import": "compile_viz.cli.import_",
+    "record": "compile_viz.cli.record",
 }
 
 

@@ -1,0 +1,232 @@
+"""The record hook: `compile-viz record` puts this folder first on the job's PYTHONPATH, so every
+Python process of the job (the script, torchrun and each rank, their own children) runs this at
+start-up, before the script's first line. Nothing happens unless COMPILE_VIZ_RECORD names a run
+folder. Then, in each process:
+
+- a rank's debug tree goes apart: TORCH_COMPILE_DEBUG_DIR becomes `debug/rank_<RANK>` when the
+  launcher set RANK (torchrun, or any launcher that sets it); so does its Inductor cache when
+  `record --keep-caches` keeps the caches on;
+- Inductor's fusion log (what TORCH_LOGS="+fusion" prints) goes to a file of the process's own
+  (`fusion.log` beside its graph folders), not to the job's stderr; installed when Inductor's
+  scheduler is imported, so a process that never compiles pays nothing;
+- `logs/processes/<pid>.json` says who the process was (argv, rank, world size, parent) and, at
+  exit, the torch and triton versions, the device and an uncaught exception in one line. Written
+  for the job's own process, for each rank, and for any other process that compiles or fails:
+  Inductor's helper processes (compile workers, `python -c` probes) leave none.
+
+Stdlib only, and torch is never imported here: only read from sys.modules once the job has
+imported it. A site's own sitecustomize, when there is one further down sys.path, still runs.
+"""
+
+import os
+import sys
+
+ENV = "COMPILE_VIZ_RECORD"
+PARENT_ENV = "COMPILE_VIZ_RECORD_PARENT"  # the pid of `compile-viz record`, whose child is the job
+RANK_MARK = "COMPILE_VIZ_RECORD_RANK_PID"  # set by a rank's first process, inherited by its children
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _install(run: str) -> None:
+    rank = os.environ.get("RANK", "")
+    if rank.isdigit():
+        os.environ["TORCH_COMPILE_DEBUG_DIR"] = os.path.join(run, "debug", f"rank_{rank}")
+        if os.environ.get(ENV + "_CACHES"):  # caches kept: one per rank, or rank 1 hits rank 0's entries
+            cache = os.path.join(run, "inductor_cache", f"rank_{rank}")
+            os.environ["TORCHINDUCTOR_CACHE_DIR"] = cache
+            os.environ["TRITON_CACHE_DIR"] = os.path.join(cache, "triton")
+    record = _Process(run, rank)
+    # The job's own process, and each rank's first process (its children, such as Inductor's compile
+    # workers, inherit RANK but also the mark set here), are recorded from the start; any other
+    # process only if it compiles or fails.
+    first_of_rank = rank.isdigit() and not os.environ.get(RANK_MARK)
+    if first_of_rank:
+        os.environ[RANK_MARK] = str(os.getpid())
+    if first_of_rank or str(os.getppid()) == os.environ.get(PARENT_ENV):
+        record.write()
+    sys.meta_path.insert(0, _SchedulerWatch(run, record))
+    previous = sys.excepthook
+
+    def excepthook(kind, value, tb):
+        record.error(kind, value, tb)
+        previous(kind, value, tb)
+
+    sys.excepthook = excepthook
+    import atexit
+
+    atexit.register(record.finish)
+
+
+class _Process:
+    """This process's record, rewritten whole at start, when it compiles and at exit."""
+
+    def __init__(self, run: str, rank: str) -> None:
+        import time
+
+        folder = os.path.join(run, "logs", "processes")
+        os.makedirs(folder, exist_ok=True)
+        self.path = os.path.join(folder, f"{os.getpid()}.json")
+        self.written = False
+        env = os.environ
+        self.data = {"pid": os.getpid(), "ppid": os.getppid(), "argv": list(sys.argv), "started": time.time(),
+                     "rank": int(rank) if rank.isdigit() else None,
+                     "local_rank": _int(env.get("LOCAL_RANK")), "world_size": _int(env.get("WORLD_SIZE")),
+                     "debug_dir": env.get("TORCH_COMPILE_DEBUG_DIR")}
+
+    def write(self) -> None:
+        import json
+
+        self.written = True
+        try:
+            tmp = self.path + ".part"
+            with open(tmp, "w", encoding="utf-8") as f:
+                json.dump(self.data, f, default=str)
+            os.replace(tmp, self.path)
+        except Exception:  # a record must never break the job
+            pass
+
+    def error(self, kind, value, tb) -> None:
+        try:
+            where = None
+            while tb is not None:  # the innermost frame outside the standard library and torch
+                code = tb.tb_frame.f_code
+                if not _is_library(code.co_filename):
+                    where = f"{code.co_filename}:{tb.tb_lineno}"
+                tb = tb.tb_next
+            text = " ".join(str(value).split())
+            self.data["error"] = f"{kind.__name__}: {text}" if text else kind.__name__
+            self.data["error_at"] = where
+            self.write()
+        except Exception:
+            pass
+
+    def compiling(self) -> None:
+        self.data["compiled"] = True
+        self.finish(ended=False)
+
+    def finish(self, ended: bool = True) -> None:
+        if ended and not self.written:  # a helper process that neither compiled nor failed
+            return
+        try:
+            import time
+
+            self.data.update(_versions())
+            if ended:
+                self.data["ended"] = time.time()
+            self.write()
+        except Exception:
+            pass
+
+
+def _int(text):
+    return int(text) if text and text.isdigit() else None
+
+
+def _is_library(filename: str) -> bool:
+    parts = filename.replace("\\", "/").split("/")
+    return ("site-packages" in parts or "dist-packages" in parts or filename.startswith("<")
+            or filename.startswith(sys.base_prefix) or filename.startswith(sys.prefix))
+
+
+def _versions() -> dict:
+    """What the job's own imports say: torch and triton versions, the device, the process group."""
+    out = {}
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return out
+    out["torch"] = getattr(torch, "__version__", None)
+    version = getattr(torch, "version", None)
+    out["cuda"] = getattr(version, "cuda", None)
+    out["hip"] = getattr(version, "hip", None)
+    triton = sys.modules.get("triton")
+    if triton is not None:
+        out["triton"] = getattr(triton, "__version__", None)
+    try:
+        cuda = torch.cuda
+        if cuda.is_initialized():
+            index = cuda.current_device()
+            out["device"] = f"cuda:{index}"
+            out["device_name"] = cuda.get_device_name(index)
+            out["device_count"] = cuda.device_count()
+    except Exception:
+        pass
+    try:
+        dist = torch.distributed
+        if dist.is_available() and dist.is_initialized():
+            out["backend"] = str(dist.get_backend())
+            out["world_size"] = dist.get_world_size()
+            out["rank"] = dist.get_rank()
+    except Exception:
+        pass
+    return out
+
+
+class _SchedulerWatch:
+    """A meta path finder that waits for `torch._inductor.scheduler`, lets the usual finders load
+    it, then sends its fusion logger to this process's file."""
+
+    NAME = "torch._inductor.scheduler"
+
+    def __init__(self, run: str, record: _Process) -> None:
+        self.run, self.record = run, record
+
+    def find_spec(self, name, path=None, target=None):
+        if name != self.NAME:
+            return None
+        sys.meta_path.remove(self)
+        spec = None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec = find(name, path, target) if find else None
+            if spec is not None:
+                break
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        exec_module, run, record = spec.loader.exec_module, self.run, self.record
+
+        def exec_and_attach(module):
+            exec_module(module)
+            _attach_fusion_log(run)
+            record.compiling()
+
+        spec.loader.exec_module = exec_and_attach
+        return spec
+
+
+def _attach_fusion_log(run: str) -> None:
+    """Load compile_viz's fusion-log handler by its path (the job need not have compile_viz on
+    its path) and attach it."""
+    try:
+        import importlib.util
+
+        source = os.path.join(os.path.dirname(HERE), "fusion_log.py")
+        spec = importlib.util.spec_from_file_location("_compile_viz_fusion_log", source)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        fallback = os.path.join(run, "logs", f"fusion-pid_{os.getpid()}.log")
+        module.attach(module.beside_graphs(fallback))
+    except Exception:  # no fusion log, but the job goes on
+        pass
+
+
+def _chain() -> None:
+    """Run the sitecustomize that this one hides (Debian's, a site's own), if any."""
+    try:
+        import importlib.machinery
+        import importlib.util
+
+        path = [p for p in sys.path if os.path.abspath(p or os.curdir) != HERE]
+        spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+    except Exception as e:
+        print(f"compile-viz record: the site's own sitecustomize failed: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+if os.environ.get(ENV):
+    try:
+        _install(os.environ[ENV])
+    except Exception as e:  # recording must never stop the job
+        print(f"compile-viz record: the record hook failed: {type(e).__name__}: {e}", file=sys.stderr)
+_chain()
