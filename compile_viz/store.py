@@ -29,16 +29,16 @@ _TMP_PREFIX = ".tmp-"
 # The index's layout, kept in SQLite's `PRAGMA user_version`. Bump it whenever _SCHEMA or what
 # _index() writes changes: an index of any other version is dropped and rebuilt from the run
 # folders (they are the truth; the index is only a cache of their meta.json).
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: kind and command (recorded jobs)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY, model TEXT, status TEXT, created TEXT, device TEXT, mode TEXT,
-    dtype TEXT, train INTEGER, reason TEXT, graph_breaks INTEGER, compile_s REAL
+    dtype TEXT, train INTEGER, reason TEXT, graph_breaks INTEGER, compile_s REAL, kind TEXT, command TEXT
 )
 """
 
 
-SEARCHED = ("id", "model", "device", "mode", "dtype", "reason")  # columns list_runs(query) looks in
+SEARCHED = ("id", "model", "device", "mode", "dtype", "reason", "kind", "command")  # what list_runs(query) looks in
 
 
 class StoreError(Exception):
@@ -81,6 +81,35 @@ class Run:
     @property
     def reason(self) -> str | None:
         return self.meta.get("reason")
+
+    @property
+    def kind(self) -> str:
+        """How the run was made: "job" (compile-viz record), "import" (a TORCH_TRACE log or debug
+        tree from elsewhere) or "capture" (a model compiled by compile-viz)."""
+        return run_kind(self.meta)
+
+    @property
+    def command(self) -> str:
+        """A recorded job's command line, as a shell would show it; "" for other runs."""
+        return job_command(self.meta)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """Device, dtype and the rest: as resolved in the capture child, else as asked for."""
+        return self.meta.get("resolved") or self.meta.get("options") or {}
+
+
+def run_kind(meta: dict[str, Any]) -> str:
+    if meta.get("kind") == "job":
+        return "job"
+    return "import" if meta.get("source") else "capture"
+
+
+def job_command(meta: dict[str, Any]) -> str:
+    import shlex
+
+    argv = (meta.get("job") or {}).get("argv") or []
+    return shlex.join(str(a) for a in argv)
 
 
 def default_home() -> Path:
@@ -255,9 +284,10 @@ class RunStore:
         opts = meta.get("resolved") or meta.get("options") or {}
         row = (run_id, meta.get("model"), meta.get("status"), meta.get("created"), opts.get("device"),
                opts.get("mode"), opts.get("dtype"), int(bool(opts.get("train"))), meta.get("reason"),
-               len(meta.get("graph_breaks") or []), (meta.get("timings") or {}).get("compile_s"))
+               len(meta.get("graph_breaks") or []), (meta.get("timings") or {}).get("compile_s"),
+               run_kind(meta), job_command(meta))
         with self._db() as db:
-            db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?)", row)
+            db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
 
 
 class _Closing:

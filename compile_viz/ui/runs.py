@@ -14,7 +14,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compile_viz.store import RunStore, StoreError, bundled_runs, open_bundled
+from compile_viz.store import Run, RunStore, StoreError, bundled_runs, open_bundled
 from compile_viz.trace_import import graph_count, import_path, is_bare_trace
 
 REPO = Path(__file__).resolve().parents[2]
@@ -214,3 +214,15 @@ def path_stamp(key: str) -> float:
         return os.stat(key[len(PATH):]).st_mtime
     except OSError:
         return -1.0
+
+
+def run_row(run: Run) -> dict:
+    """A stored run as a row of the Runs table: a recorded job also shows its command, ranks,
+    exit code and wall time; a capture its device and dtype as compiled."""
+    job = run.meta.get("job") or {}
+    ranks = [r for r in job.get("ranks") or [] if r is not None]
+    return {"id": run.id, "model": run.model, "kind": run.kind, "status": run.status,
+            "created": run.meta.get("created", ""), "device": run.settings.get("device", ""),
+            "dtype": run.settings.get("dtype") or "", "ranks": len(ranks) or None,
+            "exit": job.get("exit_code"), "wall s": job.get("wall_s"), "command": run.command,
+            "reason": run.reason or ""}

@@ -13,6 +13,7 @@ from compile_viz.ui.runs import (
     PATH,
     SERVER_PATHS_OFF,
     first_page,
+    run_row,
     save_upload,
     server_path_key,
     server_paths_allowed,
@@ -39,9 +40,7 @@ def page() -> None:
     query = st.text_input("Search runs", placeholder="model, id, device, reason…")
     runs = store.list_runs(query or None, limit=MAX_LISTED)
     if runs:
-        rows = [{"id": r.id, "model": r.model, "status": r.status, "created": r.meta.get("created", ""),
-                 "device": (r.meta.get("resolved") or r.meta.get("options") or {}).get("device", ""),
-                 "reason": r.reason or ""} for r in runs]
+        rows = [run_row(r) for r in runs]
         event = st.dataframe(rows, hide_index=True, on_select="rerun", selection_mode="single-row",
                              width="stretch", key="runs_table")
         picked = event.selection.rows if event is not None else []
