@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -117,3 +118,27 @@ def cpu_run(tmp_path_factory):
 
 def pytest_addoption(parser):
     parser.addoption("--update-goldens", action="store_true", help="rewrite tests/goldens/ from the current parse")
+
+
+def _torchrun() -> str:
+    found = shutil.which("torchrun") or str(Path(sys.executable).parent / "torchrun")
+    if not Path(found).exists():
+        pytest.skip("torchrun is not installed (it comes with torch)")
+    return found
+
+
+@pytest.fixture(scope="session")
+def ddp_runs(tmp_path_factory):
+    """Two real 2-rank gloo DDP jobs (tests/jobs/ddp_gloo.py) recorded with `compile-viz record --
+    torchrun ...`, once per session: "same" (both ranks compile alike) and "recompile" (rank 1 alone
+    gets a batch of another size at the last step, so it alone recompiles). Each: (run folder, the
+    command's CompletedProcess)."""
+    pytest.importorskip("torch")
+    torchrun, out = _torchrun(), {}
+    for name, extra in (("same", []), ("recompile", ["--recompile-rank", "1"])):
+        work = tmp_path_factory.mktemp(f"ddp_{name}")
+        done = compile_viz_cli("record", "--home", str(work / "home"), "--", torchrun, "--nproc-per-node", "2",
+                               str(ROOT / "tests" / "jobs" / "ddp_gloo.py"), *extra)
+        assert done.returncode == 0, done.stderr[-3000:]
+        out[name] = (Path(done.stdout.strip().splitlines()[-1]), done)
+    return out

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -174,21 +172,12 @@ def test_failure_names_the_first_failing_rank():
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("torchrun") is None and not (Path(sys.executable).parent / "torchrun").exists(),
-                    reason="torchrun is not installed (it comes with torch)")
-def test_records_a_two_rank_torchrun_ddp_job(tmp_path):
-    torchrun = shutil.which("torchrun") or str(Path(sys.executable).parent / "torchrun")
-    home = tmp_path / "home"
-    started = time.monotonic()
-    done = _cli("record", "--home", str(home), "--", torchrun, "--nproc-per-node", "2",
-                str(JOBS / "ddp_gloo.py"), cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
+def test_records_a_two_rank_torchrun_ddp_job(ddp_runs):
+    run, done = ddp_runs["recompile"]
     assert "rank 0 step 2" in done.stdout and "rank 1 step 2" in done.stdout
-    run = _stored(done.stdout)
     meta = json.loads((run / "meta.json").read_text())
     assert meta["status"] == "complete" and meta["job"]["ranks"] == [0, 1] and meta["job"]["world_size"] == 2
     assert sorted(meta["trace"]["ranks"]) == [0, 1]
-    assert meta["job"]["wall_s"] <= time.monotonic() - started
     # every rank's files apart: its debug tree, its fusion log, its trace log, its process record
     for rank in (0, 1):
         tree = run / "debug" / f"rank_{rank}"
@@ -196,6 +185,9 @@ def test_records_a_two_rank_torchrun_ddp_job(tmp_path):
         assert list(tree.glob("torch_compile_debug/run_*/fusion.log"))
         assert list((run / "trace").glob(f"*rank_{rank}*"))
     ranks = [p["rank"] for p in record_meta.processes(run)]
-    assert sorted(r for r in ranks if r is not None) == [0, 1]
+    assert sorted(r for r in ranks if r is not None) == [0, 1]  # compile workers leave no record
     trace = json.loads(_cli("parse", "--json", "--trace", str(run)).stdout)
     assert sorted(log["rank"] for log in trace["traces"]) == [0, 1]
+    # each rank's fusion log goes to its own graphs
+    parsed = json.loads(_cli("parse", "--json", str(run)).stdout)
+    assert all(g["fusion_decisions"] and g["fusion_decisions"]["rounds"] for g in parsed["graphs"])

@@ -1,4 +1,4 @@
-"""compile-viz command line: parse | why | diff | capture | runs | export | import | record."""
+"""compile-viz command line: parse | why | diff | capture | runs | export | import | record | ranks."""
 
 # Torch-free and streamlit-free: `python -m compile_viz.cli capture ...` (or `python -m compile_viz`)
 # runs on a headless GPU box that has only torch.
@@ -26,6 +26,7 @@ COMMANDS = {
     "export": "compile_viz.cli.export",
     "import": "compile_viz.cli.import_",
     "record": "compile_viz.cli.record",
+    "ranks": "compile_viz.cli.ranks",
 }
 
 
