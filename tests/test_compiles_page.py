@@ -56,12 +56,15 @@ def test_graph_break_run_shows_statuses_stack_guards_and_timeline(env):
     assert guards and all("TENSOR_MATCH" in line for line in guards.splitlines())
 
 
-def test_multi_rank_log_picks_a_rank_and_flags_differences(env):
+def test_multi_rank_log_picks_a_rank_and_flags_divergences(env):
     corpus_required()
     at = page(run=f"path:{CORPUS / 'traces/tlparse-tests/multi_rank_logs'}")
     no_errors(at)
     assert at.selectbox[0].label == "Rank"
-    assert any("difference" in e.label for e in at.expander)
+    assert any(e.label.startswith("Ranks: 4 ranks, ⚠ 15 divergences") for e in at.expander)
+    section = "\n".join(h.proto.body for h in at.get("html"))
+    assert "compiled on rank 1 only" in section and 'class="cv-grid"' in section
+    assert "/compare?run=" in section and "compare_rank=1" in section
     at.selectbox[0].select(1).run()
     at.selectbox[1].select(at.selectbox[1].options[1]).run()
     no_errors(at)

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from test_app_fixtures import fresh_store, no_errors, run_app, store_run
 
 from compile_viz.artifacts import parse_path
-from compile_viz.render.compiles import compile_of
+from compile_viz.linking.graph_labels import compile_of
 from tests.conftest import CORPUS, ROOT, SAMPLE_RUNS, corpus_required
 
 TRACES = CORPUS / "traces" / "tlparse-tests"
@@ -89,7 +89,9 @@ def test_uploading_gzip_and_a_zip_of_rank_logs(store):
     run = opened_run(at, store)
     assert store.get(run).model == "job_logs" and store.get(run).meta["trace"]["ranks"] == [0, 1, 2, 3]
     assert at.subheader[0].value.startswith("job_logs · ")
-    assert len(at.selectbox[0].options) == 22  # every rank's graphs
+    # ranks 1 and 3 compiled graphs (0 and 2 failed before Inductor): a rank picker, then rank 1's graphs
+    assert at.selectbox[0].options == ["rank 1 (15 graphs)", "rank 3 (7 graphs)"]
+    assert len(at.selectbox[1].options) == 15 and at.selectbox[1].options[1].startswith("rank 1 · [0/1] kernel")
 
 
 def test_a_file_that_is_not_a_trace_is_one_line_with_details(store):

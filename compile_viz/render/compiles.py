@@ -12,8 +12,6 @@ from html import escape
 
 import plotly.graph_objects as go
 
-from compile_viz.artifacts.model import GraphParse
-from compile_viz.artifacts.trace.discover import AOT_ID_IN_FOLDER
 from compile_viz.artifacts.trace.model import CompileRecord, Phase, StackFrame, TraceLog
 
 STATUS_ICONS = {
@@ -23,7 +21,6 @@ STATUS_ICONS = {
 # frames of torch and of the Python runtime: shown dimmed, the user's frames stand out
 LIBRARY_FRAME = re.compile(r"(/site-packages/|/dist-packages/|<frozen |/torch/|/lib/python3\.\d+/)")
 RECOMPILE = re.compile(r"^(\S+): (.*)$", re.S)
-TRACE_GRAPH_ID = re.compile(r"^(?:rank \d+ )?\[([^\]]+)\] ")  # "[0/1] forward", "rank 3 [1/0] backward 2"
 # the phases the timeline shows by default: Dynamo, AOT, Inductor lowering, scheduling, codegen, Triton
 MAIN_PHASES = (
     "entire_frame_compile", "bytecode_tracing", "build_guards", "backend_compile", "create_aot_dispatcher_function",
@@ -113,46 +110,6 @@ def phase_figure(phases: Sequence[Phase], *, all_phases: bool = False) -> go.Fig
     fig.update_layout(height=120 + 18 * len(shown), margin=dict(l=10, r=10, t=30, b=30),
                       xaxis_title="ms since the compile started", showlegend=False)
     return fig
-
-
-def rank_differences(logs: Sequence[TraceLog]) -> list[str]:
-    """What differs between ranks: the compile ids each has, and their statuses and guard counts."""
-    if len(logs) < 2:
-        return []
-    per_rank = {log.rank: {c.id: c for c in log.compiles if c.id} for log in logs}
-    all_ids = sorted({cid for ids in per_rank.values() for cid in ids})
-    out = []
-    for cid in all_ids:
-        missing = [r for r, ids in per_rank.items() if cid not in ids]
-        if missing:
-            out.append(f"[{cid}] is not in rank(s) {', '.join(map(str, missing))}")
-            continue
-        statuses = {r: ids[cid].status for r, ids in per_rank.items()}
-        if len(set(statuses.values())) > 1:
-            out.append(f"[{cid}] status differs: " + ", ".join(f"rank {r} {s}" for r, s in statuses.items()))
-        guards = {r: ids[cid].guard_count for r, ids in per_rank.items()}
-        if len(set(guards.values())) > 1:
-            out.append(f"[{cid}] guard count differs: " + ", ".join(f"rank {r} {g}" for r, g in guards.items()))
-    return out
-
-
-def compile_of(logs: Sequence[TraceLog], graph: GraphParse) -> tuple[TraceLog, CompileRecord] | None:
-    """The log and the compile id a graph came from, or None when the logs do not say for sure.
-
-    A graph read from a trace names its compile id (`[0/1] forward`) and its log (its location);
-    a debug folder's graph is found by the AOT id in its name (`model__0_forward_1.0`), when exactly
-    one compile id in the logs compiled that AOT id."""
-    m = TRACE_GRAPH_ID.match(graph.id)
-    log_path = graph.folder.location.rsplit(":", 1)[0]
-    if m:
-        for log in logs:
-            if log.path == log_path and (c := log.compile(m.group(1))) is not None:
-                return log, c
-    aot = AOT_ID_IN_FOLDER.search(graph.folder.name)
-    if aot is None:
-        return None
-    found = [(log, c) for log in logs for c in log.compiles if any(g.aot_id == aot.group(1) for g in c.graphs)]
-    return found[0] if len(found) == 1 else None
 
 
 def phases_of(log: TraceLog, c: CompileRecord) -> tuple[Phase, ...]:

@@ -3,6 +3,7 @@ matched by the nodes they cover and coloured by class, and a group's kernels sid
 
 from __future__ import annotations
 
+from dataclasses import replace
 from urllib.parse import quote
 
 import streamlit as st
@@ -22,6 +23,7 @@ from compile_viz.compare import (
 from compile_viz.compare import run_rows as summary_rows
 from compile_viz.compare.model import SAME
 from compile_viz.compare.pairing import format_pairs, parse_pairs
+from compile_viz.linking.graph_labels import graph_labels, graph_rank
 from compile_viz.linking.model import AOT, POST_GRAD
 from compile_viz.measurements import read_run
 from compile_viz.render.code_html import highlight_code, kernel_language
@@ -39,23 +41,36 @@ from compile_viz.render.svg import LayoutError, dot_to_svg, mark_svg, svg_panel
 from compile_viz.store import StoreError, bundled_runs
 from compile_viz.ui import loaders, state
 from compile_viz.ui.graph_widget import graph_widget
+from compile_viz.ui.rank_picker import pick_rank
 from compile_viz.ui.runs import BUNDLED, default_run_key
 
 GRAPHS_SHOWN_UP_TO = 300  # launches per graph: above, both graphs are drawn only on request
 
 
-def side(key: str) -> Side:
-    """Return the Side of a run key, from the cached parse and indexes (StoreError, DiscoveryError)."""
+def side(key: str, rank: int | None = None) -> Side:
+    """Return the Side of a run key, from the cached parse and indexes (StoreError, DiscoveryError);
+    with `rank`, that rank's graphs only (the two sides of a comparison can be two ranks of one job)."""
     info = loaders.run_info(key)
     parse = loaders.load_parse(key)
+    title = info.title
+    if rank is not None:
+        parse = replace(parse, graphs=tuple(g for g in parse.graphs if graph_rank(g) == rank))
+        title = f"{title} · rank {rank}"
     summary, measurement = read_run(info.run_dir, info.meta) if info.run_dir else (None, None)
     indexes = {g.id: loaders.load_index(key, g.id) for g in parse.graphs}
-    return make_side(key, info.title, parse, info.meta, measurement, summary, indexes)
+    return make_side(key, title, parse, info.meta, measurement, summary, indexes)
+
+
+def run_ranks(key: str) -> list[int]:
+    """The ranks whose graphs a run holds (none for a run of one rank)."""
+    ranks = sorted({r for g in loaders.load_parse(key).graphs if (r := graph_rank(g)) is not None})
+    return ranks if len(ranks) > 1 else []
 
 
 @st.cache_resource(max_entries=32, show_spinner="Matching the launches of both runs…")
-def _match(a_key: str, b_key: str, a_id: str | None, b_id: str | None) -> GraphMatch:
-    return match_pair(side(a_key), side(b_key), a_id, b_id)
+def _match(a_key: str, b_key: str, a_id: str | None, b_id: str | None,
+           a_rank: int | None = None, b_rank: int | None = None) -> GraphMatch:
+    return match_pair(side(a_key, a_rank), side(b_key, b_rank), a_id, b_id)
 
 
 def _run_keys() -> list[str]:
@@ -88,7 +103,8 @@ def page() -> None:
         st.info("Pick two runs to compare: what changed in fusion, kernels and time between them.")
         return
     try:
-        a, b = side(a_key), side(b_key)
+        a_rank, b_rank = _rank_pickers(a_key, b_key)
+        a, b = side(a_key, a_rank), side(b_key, b_rank)
     except (StoreError, DiscoveryError) as e:
         st.error(str(e))
         return
@@ -98,8 +114,9 @@ def page() -> None:
         (st.caption if note[0] else st.warning)(note[1])
     overrides = parse_pairs(state.get("pair"))
     pairs = pairs_of(a, b, overrides)
+    _pair_of_compile(a_key, a, pairs)
     a_id, b_id = _graph_pair(a, b, pairs, overrides)
-    gm = _match(a_key, b_key, a_id, b_id)
+    gm = _match(a_key, b_key, a_id, b_id, a_rank, b_rank)
     left, right = st.columns([2, 3], gap="small")
     with left:
         st.markdown("##### This pair of graphs")
@@ -113,6 +130,27 @@ def page() -> None:
     _graphs_by_class(a_key, b_key, gm, chosen)
     if chosen is not None:
         _kernels_side_by_side(a, b, gm, gm.groups[chosen])
+
+
+def _rank_pickers(a_key: str, b_key: str) -> tuple[int | None, int | None]:
+    """A rank picker for each side whose run has several ranks (?rank= for A, ?compare_rank= for B)."""
+    a_ranks, b_ranks = run_ranks(a_key), run_ranks(b_key)
+    if not (a_ranks or b_ranks):
+        return None, None
+    c1, c2 = st.columns(2)
+    return (pick_rank(a_ranks, label="Rank of A", container=c1),
+            pick_rank(b_ranks, param="compare_rank", label="Rank of B", container=c2))
+
+
+def _pair_of_compile(key: str, a: Side, pairs: list) -> None:
+    """?cid= (a link from the ranks' divergences): show the first pair whose A graph that compile id made."""
+    cid = state.get("cid")
+    if not cid:
+        return
+    logs = loaders.trace_logs(key)
+    labels = graph_labels(a.parse.graphs, logs)
+    found = next((i for i, (a_id, _) in enumerate(pairs) if a_id and labels[a_id].compile_id == cid), None)
+    state.update(cid=None, gpair=found or None, group=None)
 
 
 def _pair_label(pair: tuple[str | None, str | None], a: Side, b: Side) -> str:

@@ -11,6 +11,7 @@ import streamlit as st
 
 from compile_viz.artifacts import DebugParse, DiscoveryError, GraphParse
 from compile_viz.artifacts.trace.model import TraceParse
+from compile_viz.linking.graph_labels import compile_of
 from compile_viz.render import compiles as render
 from compile_viz.ui import compiles_page, loaders
 from compile_viz.ui.runs import PATH
@@ -27,11 +28,11 @@ def compile_section(key: str, parse: DebugParse, graph: GraphParse) -> None:
         return
     with box:
         try:
-            logs = parse.logs if isinstance(parse, TraceParse) else compiles_page.load_trace(key).logs
+            logs = parse.logs if isinstance(parse, TraceParse) else loaders.load_trace(key).logs
         except DiscoveryError as e:
             st.info(f"No TORCH_TRACE log with this run ({e}); capture with compile-viz or open the trace itself.")
             return
-        found = render.compile_of(logs, graph)
+        found = compile_of(logs, graph)
         if found is None:
             st.info("The trace does not say which compile made this graph; the Compiles page lists them all.")
             st.markdown(f"[Open the Compiles page]({_link(key)})")
@@ -53,7 +54,7 @@ def _show(key: str, logs, log, c) -> None:
     where = f" · {rank}" if len(logs) > 1 else ""
     st.markdown(f"**{render.STATUS_ICONS.get(c.status, '')} [{c.id}] {c.status}**{where} · "
                 f"{compiles_page.escape_md(render.frame_label(c))} · "
-                f"[open on the Compiles page]({_link(key, compile=c.id, rank=rank if len(logs) > 1 else '')})")
+                f"[open on the Compiles page]({_link(key, compile=c.id, rank=str(log.rank) if len(logs) > 1 and log.rank is not None else '')})")
     left, right = st.columns([2, 3], gap="small")
     with left:
         compiles_page.guards(c, key=f"viewer-guards-{c.id}", height=360)

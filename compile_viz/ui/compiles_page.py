@@ -2,36 +2,19 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import quote
 
 import streamlit as st
 
 from compile_viz.artifacts import DiscoveryError
-from compile_viz.artifacts.trace.discover import parse_trace_path
 from compile_viz.artifacts.trace.model import CompileRecord, TraceLog, TraceParse
+from compile_viz.compare.ranks import RankReport, rank_report
 from compile_viz.render import compiles as render
+from compile_viz.render import ranks as ranks_render
 from compile_viz.store import StoreError
 from compile_viz.ui import loaders, state
-from compile_viz.ui.runs import RunInfo, default_run_key, path_stamp
-
-
-def trace_path(info: RunInfo) -> str:
-    """Where a run's trace is: `trace/` beside a captured run's `debug/`, else the path opened."""
-    debug = Path(info.debug_path or "")
-    if debug.name == "debug" and (debug.parent / "trace").is_dir():
-        return str(debug.parent / "trace")
-    return info.debug_path
-
-
-@st.cache_resource(max_entries=8, show_spinner="Reading the TORCH_TRACE log…")
-def _trace(key: str, stamp: float) -> TraceParse:
-    return parse_trace_path(trace_path(loaders.run_info(key)))
-
-
-def load_trace(key: str) -> TraceParse:
-    """Return the TORCH_TRACE parse of a run (DiscoveryError when it has no log), cached."""
-    return _trace(key, path_stamp(key))
+from compile_viz.ui.rank_picker import pick_rank
+from compile_viz.ui.runs import default_run_key, path_stamp
 
 
 def page() -> None:
@@ -41,13 +24,13 @@ def page() -> None:
         return
     try:
         info = loaders.run_info(key)
-        parsed = load_trace(key)
+        parsed = loaders.load_trace(key)
     except (StoreError, DiscoveryError) as e:
         st.info(f"{e}. Runs captured by compile-viz keep their trace in trace/; "
                 "other traces open from the Runs page or with ?run=path:/your/trace/dir.")
         return
     st.subheader(f"Compiles · {info.title}")
-    log = _rank(parsed.logs)
+    log = _rank(key, parsed.logs)
     rows = render.compile_rows(log)
     st.dataframe(rows, hide_index=True, width="stretch")
     if not log.compiles:
@@ -65,20 +48,29 @@ def page() -> None:
             st.code("\n".join(str(w) for w in parsed.warnings), language=None)
 
 
-def _rank(logs: tuple[TraceLog, ...]) -> TraceLog:
-    """The log of the rank picked (the only one when there is one); differences between ranks flagged."""
+def _rank(key: str, logs: tuple[TraceLog, ...]) -> TraceLog:
+    """The log of the rank picked (the only one when there is one), below the job's ranks side by side."""
     if len(logs) == 1:
         return logs[0]
-    labels = [f"rank {log.rank}" if log.rank is not None else log.path for log in logs]
-    wanted = state.get("rank")
-    i = st.selectbox("Rank", range(len(logs)), format_func=lambda k: f"{labels[k]} ({len(logs[k].compiles)} compile ids)",
-                     index=labels.index(wanted) if wanted in labels else 0)
-    state.update(rank=labels[i])
-    diffs = render.rank_differences(logs)
-    if diffs:
-        with st.expander(f"⚠ {len(diffs)} difference(s) between ranks"):
-            st.markdown("\n".join(f"- {escape_md(d)}" for d in diffs))
-    return logs[i]
+    ranks_section(key, logs)
+    by_rank = {log.rank if log.rank is not None else i: log for i, log in enumerate(logs)}
+    rank = pick_rank(list(by_rank), counts={r: f"{len(log.compiles)} compile ids" for r, log in by_rank.items()})
+    return by_rank[rank]
+
+
+@st.cache_resource(max_entries=8, show_spinner="Comparing the ranks…")
+def _report(key: str, stamp: float) -> RankReport:
+    return rank_report(loaders.load_trace(key).logs)
+
+
+def ranks_section(key: str, logs: tuple[TraceLog, ...]) -> None:
+    """Where ranks differ, first; then ranks x compile ids coloured by status."""
+    report = _report(key, path_stamp(key))
+    n = len(report.divergences)
+    with st.expander(f"Ranks: {len(report.ranks)} ranks, " + (f"⚠ {n} divergence{'s' if n != 1 else ''}" if n
+                     else "no divergence"), expanded=bool(n)):
+        st.html(ranks_render.divergences_html(key, report))
+        st.html(ranks_render.grid_html(key, report))
 
 
 def escape_md(text: str) -> str:

@@ -7,9 +7,13 @@ its selection: a new selection restyles the cached SVG instead of laying the gra
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import streamlit as st
 
-from compile_viz.artifacts import DebugParse, parse_path
+from compile_viz.artifacts import DebugParse, DiscoveryError, parse_path
+from compile_viz.artifacts.trace.discover import parse_trace_path
+from compile_viz.artifacts.trace.model import TraceParse
 from compile_viz.artifacts.trace.module_paths import read_dynamo_inputs
 from compile_viz.linking import build_index
 from compile_viz.linking.hierarchy import Hierarchy, graph_hierarchy
@@ -97,3 +101,29 @@ def load_svg(key: str, graph_id: str, fx_name: str, view: GraphView) -> str:
 @st.cache_data(max_entries=64, show_spinner=False)
 def load_source(file: str, roots: tuple[str, ...]) -> tuple[str, str] | None:
     return find_source(file, roots)
+
+
+def trace_path(info: RunInfo) -> str:
+    """Where a run's trace is: `trace/` beside a captured run's `debug/`, else the path opened."""
+    debug = Path(info.debug_path or "")
+    if debug.name == "debug" and (debug.parent / "trace").is_dir():
+        return str(debug.parent / "trace")
+    return info.debug_path
+
+
+@st.cache_resource(max_entries=8, show_spinner="Reading the TORCH_TRACE log…")
+def _trace(key: str, stamp: float) -> TraceParse:
+    return parse_trace_path(trace_path(run_info(key)))
+
+
+def load_trace(key: str) -> TraceParse:
+    """Return the TORCH_TRACE parse of a run (DiscoveryError when it has no log), cached."""
+    return _trace(key, path_stamp(key))
+
+
+def trace_logs(key: str) -> tuple:
+    """The run's TORCH_TRACE logs (one per rank), or () when it has none."""
+    try:
+        return load_trace(key).logs
+    except DiscoveryError:
+        return ()

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import streamlit as st
 
 from compile_viz.artifacts import DiscoveryError
+from compile_viz.artifacts.trace.model import TraceParse
+from compile_viz.linking.graph_labels import graph_labels, graph_rank
 from compile_viz.linking.hierarchy import HIERARCHY_ABOVE, first_open
 from compile_viz.linking.model import AOT, POST_GRAD
 from compile_viz.render.fx_dot import GraphView
@@ -16,6 +20,7 @@ from compile_viz.ui import hierarchy_ui, loaders, panes, state
 from compile_viz.ui.compile_section import compile_section
 from compile_viz.ui.fusion_panel import fusion_panel
 from compile_viz.ui.perf_panel import kernel_cost_caption, perf_panel
+from compile_viz.ui.rank_picker import pick_rank
 from compile_viz.ui.runs import default_run_key, teaching_note
 
 # Above this many entries a picker (kernel launch, FX node) is a search box: on the 48-layer backward,
@@ -56,7 +61,7 @@ def page() -> None:
     if note:
         with st.expander("About this model"):
             st.markdown(note)
-    graph = _graph_selector(parse)
+    graph = _graph_selector(key, parse)
     index = loaders.load_index(key, graph.id)
     _cards(info.meta, parse, graph, index)
     fx_name, view, zoom, sel = _controls(info.key, graph, index)
@@ -107,14 +112,24 @@ def _failure(info) -> None:
             st.code("\n".join(t for t in (rest.strip(), info.stderr_tail) if t), language=None)
 
 
-def _graph_selector(parse):
-    ids = [g.id for g in parse.graphs]
+def _graph_selector(key: str, parse):
+    """The graph picker (?graph=); for a run of several ranks, a rank picker (?rank=) first, and the
+    graphs named by rank, compile id, frame and piece."""
+    graphs = list(parse.graphs)
+    ranks = {g.id: graph_rank(g) for g in graphs}
+    labels = {g.id: f"{g.kind} · {g.folder.name}" for g in graphs}
+    if len({r for r in ranks.values() if r is not None}) > 1:
+        named = graph_labels(graphs, _trace_logs(key, parse))
+        labels = {gid: label.text for gid, label in named.items()}
+        per_rank = Counter(r for r in ranks.values() if r is not None)
+        rank = pick_rank(list(per_rank), counts={r: f"{n} graphs" for r, n in per_rank.items()})
+        graphs = [g for g in graphs if ranks[g.id] == rank]
+    elif len(set(labels.values())) < len(labels):  # the same folder name twice: the id tells them apart
+        labels = {g.id: f"{g.kind} · {g.id}" for g in graphs}
+    ids = [g.id for g in graphs]
     current = state.get("graph")
     if current not in ids:
         current = ids[0]
-    labels = {g.id: f"{g.kind} · {g.folder.name}" for g in parse.graphs}
-    if len(set(labels.values())) < len(labels):  # one compile on several ranks: the id tells them apart
-        labels = {g.id: f"{g.kind} · {g.id}" for g in parse.graphs}
     choice = st.selectbox("Graph", ids, index=ids.index(current), format_func=labels.get, key=f"graph_sel:{current}")
     if choice != state.get("graph"):
         state.update(graph=choice)
@@ -123,6 +138,13 @@ def _graph_selector(parse):
             state.update(open=None)  # group ids are per graph
             st.rerun()
     return parse.graph(choice)
+
+
+def _trace_logs(key: str, parse) -> tuple:
+    """The run's TORCH_TRACE logs, for naming its graphs (none when it has no trace)."""
+    if isinstance(parse, TraceParse):
+        return parse.logs
+    return loaders.trace_logs(key)
 
 
 def _cards(meta, parse, graph, index) -> None:
