@@ -7,6 +7,7 @@ Skips only where /usr/bin/chromium (or Graphviz's dot) is missing AND COMPILE_VI
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -309,3 +310,45 @@ def test_big_graph_opens_in_layers_in_chromium(server):
         page.wait_for_timeout(500)
         page.screenshot(path=str(OUT / "viewer_big_graph_layer.png"), full_page=True)
     print(f"\nbrowser: gpt_deep/{graph}: first view {first:.2f} s, select a kernel in {block} {select_s:.2f} s")
+
+
+def test_ranks_in_chromium(tmp_path, ddp_runs):
+    """A two-rank job recorded here (rank 1 alone recompiles): the Viewer's rank picker switches the
+    graphs to rank 1's; the Compiles page lists the divergence first, and its link opens the two
+    ranks side by side on the Compare page."""
+    run, _ = ddp_runs["recompile"]
+    env = dict(os.environ, COMPILE_VIZ_HOME=str(tmp_path / "home"), COMPILE_VIZ_WARM="0")
+    log = open(tmp_path / "streamlit.log", "wb")
+    proc, url = start_streamlit(REPO, env, log)
+    OUT.mkdir(exist_ok=True)
+    try:
+        assert url is not None, (tmp_path / "streamlit.log").read_text()[-2000:]
+        with chromium_page(1200) as page:
+            page.goto(f"{url}/?run=path:{run}")
+            rank, graph = page.get_by_role("combobox", name="Rank"), page.get_by_role("combobox", name="Graph")
+            rank.wait_for(timeout=90_000)
+            assert re.match(r"rank 0 \(\d+ graphs\)", rank.input_value())
+            rank.click()
+            page.get_by_role("option", name=re.compile(r"^rank 1")).click()
+            page.wait_for_url(re.compile(r"[?&]rank=1"), timeout=60_000)
+            page.wait_for_function("() => [...document.querySelectorAll('input[aria-label=Graph]')]"
+                                   ".some(e => e.value.startsWith('rank 1 · [0/'))", timeout=60_000)
+            assert graph.input_value().startswith("rank 1 · [0/")
+            page.screenshot(path=str(OUT / "ranks_viewer_rank1.png"))
+            page.goto(f"{url}/compiles?run=path:{run}")
+            page.wait_for_selector(".cv-div", state="attached", timeout=60_000)
+            assert "compiled on rank 1 only" in page.locator(".cv-div").first.inner_text()
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(OUT / "ranks_compiles.png"), full_page=True)
+            page.locator("a.cv-div-compare").first.click()
+            page.wait_for_url(re.compile(r"\?.*compare_rank=1"), timeout=60_000)
+            page.wait_for_selector(".cv-compare-rows", state="attached", timeout=90_000)
+            page.get_by_role("combobox", name="Rank of B").wait_for(timeout=60_000)
+            assert page.get_by_text("Page not found").count() == 0
+            assert page.get_by_role("combobox", name="Rank of B").input_value().startswith("rank 1")
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(OUT / "ranks_compare.png"), full_page=True)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        log.close()

@@ -23,10 +23,11 @@ def _q(**params: object) -> str:
 
 
 def compare_link(run: str, d: Divergence, report: RankReport) -> str:
-    """The Compare page on this compile id: a rank of the majority as A, the first odd rank as B."""
+    """The Compare page on this compile id: a rank of the majority as A, the first odd rank as B.
+    At the app's root: with ?compare= the Compare page is the default page (app_pages), served at /."""
     others = [r for r in report.ranks if r not in d.ranks]
     a = others[0] if others else report.ranks[0]
-    return f"/compare?{_q(run=run, compare=run, rank=a, compare_rank=d.ranks[0], cid=d.compile_id)}"
+    return f"/?{_q(run=run, compare=run, rank=a, compare_rank=d.ranks[0], cid=d.compile_id)}"
 
 
 def divergences_html(run: str, report: RankReport) -> str:

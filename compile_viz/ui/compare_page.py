@@ -114,7 +114,7 @@ def page() -> None:
         (st.caption if note[0] else st.warning)(note[1])
     overrides = parse_pairs(state.get("pair"))
     pairs = pairs_of(a, b, overrides)
-    _pair_of_compile(a_key, a, pairs)
+    _pair_of_compile(a_key, b_key, a, b, pairs)
     a_id, b_id = _graph_pair(a, b, pairs, overrides)
     gm = _match(a_key, b_key, a_id, b_id, a_rank, b_rank)
     left, right = st.columns([2, 3], gap="small")
@@ -142,14 +142,17 @@ def _rank_pickers(a_key: str, b_key: str) -> tuple[int | None, int | None]:
             pick_rank(b_ranks, param="compare_rank", label="Rank of B", container=c2))
 
 
-def _pair_of_compile(key: str, a: Side, pairs: list) -> None:
-    """?cid= (a link from the ranks' divergences): show the first pair whose A graph that compile id made."""
+def _pair_of_compile(a_key: str, b_key: str, a: Side, b: Side, pairs: list) -> None:
+    """?cid= (a link from the ranks' divergences): show the first pair whose A graph that compile id
+    made, else whose B graph did (a recompile on B's rank only)."""
     cid = state.get("cid")
     if not cid:
         return
-    logs = loaders.trace_logs(key)
-    labels = graph_labels(a.parse.graphs, logs)
-    found = next((i for i, (a_id, _) in enumerate(pairs) if a_id and labels[a_id].compile_id == cid), None)
+    la = graph_labels(a.parse.graphs, loaders.trace_logs(a_key))
+    lb = graph_labels(b.parse.graphs, loaders.trace_logs(b_key))
+    found = next((i for i, (a_id, _) in enumerate(pairs) if a_id and la[a_id].compile_id == cid), None)
+    if found is None:
+        found = next((i for i, (_, b_id) in enumerate(pairs) if b_id and lb[b_id].compile_id == cid), None)
     state.update(cid=None, gpair=found or None, group=None)
 
 
