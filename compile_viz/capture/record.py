@@ -24,6 +24,7 @@ import threading
 import time
 from pathlib import Path
 
+from compile_viz.capture.process import compile_env
 from compile_viz.capture.reasons import one_line
 from compile_viz.capture.record_meta import job_meta
 from compile_viz.store import Run, RunStore
@@ -40,23 +41,11 @@ def record_env(tmp: Path, base: dict[str, str] | None = None, *, keep_caches: bo
     `keep_caches`: Inductor's caches stay on (fresh, in `tmp`, one per rank: the hook splits them),
     so a graph compiled twice (a recompile to the same graph, FSDP's per-block frames) is served
     from the cache the second time, faster, and without a debug folder of its own."""
-    env = dict(os.environ if base is None else base)
-    env.setdefault("INDUCTOR_PROVENANCE", "1")
+    env = compile_env(tmp, base, path_first=HOOK_DIR, caches_off=not keep_caches)
     env.setdefault("PYTHONUNBUFFERED", "1")  # the job's lines pass through as it prints them
-    cache = tmp / "inductor_cache"
-    env.update(
-        {HOOK_ENV: str(tmp), HOOK_ENV + "_PARENT": str(os.getpid())},
-        TORCH_COMPILE_DEBUG="1",
-        TORCH_COMPILE_DEBUG_DIR=str(tmp / "debug"),
-        TORCH_TRACE=str(tmp / "trace"),
-        TORCHINDUCTOR_CACHE_DIR=str(cache),
-        TRITON_CACHE_DIR=str(cache / "triton"),
-        PYTHONPATH=os.pathsep.join(p for p in (str(HOOK_DIR), env.get("PYTHONPATH", "")) if p),
-    )
+    env.update({HOOK_ENV: str(tmp), HOOK_ENV + "_PARENT": str(os.getpid())})
     if keep_caches:
         env[HOOK_ENV + "_CACHES"] = "1"
-    else:
-        env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"  # a cache hit writes no debug folder
     return env
 
 
