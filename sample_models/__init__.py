@@ -72,6 +72,7 @@ SAMPLE_MODULES = (
     "graph_break_print",
     "graph_break_item",
     "graph_break_loop",
+    "compiled_differs",
     "dynamic_shapes",
     "convnet_bn_relu",
     "many_row_sums",

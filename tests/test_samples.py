@@ -15,6 +15,7 @@ ISSUE_SAMPLES = {
     "convnet_bn_relu", "gpt_small",
     "many_row_sums",  # issue 11: a refusal a user can fix
     "gpt_deep",  # issue 12: a 48-layer graph
+    "compiled_differs",  # issue 27: wrong on purpose, found by the backend ladder
 }
 
 

@@ -60,9 +60,12 @@ def cosine(torch, a, b) -> float:
     return float(torch.nn.functional.cosine_similarity(a, b, dim=0, eps=1e-6)) if a.numel() else 1.0
 
 
-def compare(torch, what: str, eager, compiled, fp64, compute_dtype: str | None) -> dict:
-    """Return one check: ok, the rule that decided it, errors, and the worst element when it failed."""
+def compare(torch, what: str, eager, compiled, fp64, compute_dtype: str | None, *, ref_dtype: str | None = None) -> dict:
+    """Return one check: ok, the rule that decided it, errors, and the worst element when it failed.
+    `fp64` is the reference run's tensor: float64, or float32 when `ref_dtype` says so."""
     row = {"what": what, "shape": list(eager.shape), "dtype": dtype_name(eager)}
+    if fp64 is not None and ref_dtype not in (None, "float64"):
+        row["reference"] = ref_dtype
     if eager.shape != compiled.shape or eager.dtype != compiled.dtype:
         return {**row, "ok": False, "rule": "same shape and dtype",
                 "note": f"compiled {dtype_name(compiled)}{list(compiled.shape)}, eager {row['dtype']}{row['shape']}"}
@@ -84,7 +87,7 @@ def compare(torch, what: str, eager, compiled, fp64, compute_dtype: str | None) 
         mult = _multiplier(ref, compute, tol)
         slack = tol / 10.0 * (_scale(ref) or 1.0)  # same()'s tol/10, scaled like atol in close()
         ok = res_err <= mult * ref_err + slack and not math.isnan(res_err)
-        row.update(rule="rmse vs float64", rmse=res_err, eager_rmse=ref_err, multiplier=mult)
+        row.update(rule=f"rmse vs {ref_dtype or 'float64'}", rmse=res_err, eager_rmse=ref_err, multiplier=mult)
     elif compute in LOW_PRECISION:
         score = cosine(torch, e.nan_to_num(), c.nan_to_num())
         ok = score >= COSINE_MIN and bool(c.isnan().eq(e.isnan()).all())
@@ -152,11 +155,12 @@ def describe(check: dict) -> str:
     """Return "what: worst at [i, j]: compiled x, reference y (…)" for a failed check, on one line."""
     if "index" not in check:
         return f"{check['what']}: {check.get('note') or check.get('rule', 'differs')}"
-    ref_name, ref = ("float64 reference", check["fp64"]) if "fp64" in check else ("eager", check["eager"])
+    ref_name, ref = ((f"{check.get('reference', 'float64')} reference", check["fp64"]) if "fp64" in check
+                     else ("eager", check["eager"]))
     text = f"{check['what']}: worst at {check['index']}: compiled {_fmt(check['compiled'])}, {ref_name} {_fmt(ref)}"
     if "fp64" in check:
         text += f", eager {_fmt(check['eager'])}"
-    if check.get("rule") == "rmse vs float64":
+    if str(check.get("rule")).startswith("rmse vs "):
         text += f" (RMSE {check['rmse']:.3g} vs eager's own {check['eager_rmse']:.3g}, allowed x{check['multiplier']:g})"
     elif check.get("rule") == "cosine similarity":
         text += f" (cosine similarity {check['cosine']:.4f} < {COSINE_MIN})"

@@ -173,19 +173,20 @@ def _compile_and_run(torch, spec, settings: dict, opts: CaptureOptions, result: 
         t = time.monotonic()
         step(args)
         timings.setdefault("later_calls_s", []).append(round(time.monotonic() - t, 3))
-    if opts.measure:
+    if opts.measure or opts.ladder:
         emit("measuring", "eager vs compiled")
-        result["measure"] = _measure(torch, model, compiled, calls, settings, loss_fn, result)
+        result["measure"] = _measure(torch, model, compiled, calls, settings, loss_fn, result, ladder=opts.ladder)
 
 
-def _measure(torch, model, compiled, calls, settings, loss_fn, result) -> dict:
+def _measure(torch, model, compiled, calls, settings, loss_fn, result, *, ladder: bool = False) -> dict:
     """Return the meta.json summary of the measurement; the full data goes to measure.json in the run."""
     from compile_viz.capture.measure import run_measurement
 
     run_dir = Path.cwd()  # the parent starts the child in the run's folder
     full, summary = run_measurement(torch, model=model, compiled=compiled, calls=calls, settings=settings,
                                     loss_fn=loss_fn, run_dir=run_dir, hardware=result.get("hardware", {}),
-                                    compile_s=result["timings"].get("compile_s"), emit=emit)
+                                    compile_s=result["timings"].get("compile_s"), emit=emit,
+                                    ladder=ladder)
     (run_dir / "measure.json").write_text(json.dumps(full, indent=1, default=str), encoding="utf-8")
     return summary
 
@@ -211,7 +212,7 @@ def run(request: dict, result: dict) -> None:
     import torch._inductor.config as inductor_config
 
     patch = dict(opts.inductor_dict)
-    if opts.measure and settings["device"] == "cpu":
+    if (opts.measure or opts.ladder) and settings["device"] == "cpu":
         # C++ kernels only show up in torch.profiler with this on (one RECORD_FUNCTION per kernel)
         patch.setdefault("cpp.enable_kernel_profile", True)
         result["measure_inductor_options"] = {"cpp.enable_kernel_profile": patch["cpp.enable_kernel_profile"]}

@@ -63,7 +63,7 @@ def rng_state(torch, device: str) -> list:
     return states
 
 
-def _same_state(torch, a: list, b: list) -> bool:
+def same_state(torch, a: list, b: list) -> bool:
     return len(a) == len(b) and all(torch.equal(x, y) for x, y in zip(a, b, strict=True))
 
 
@@ -92,7 +92,7 @@ def run_once(torch, step, args, grads, state: ModelState, device: str) -> dict:
     after = rng_state(torch, device)
     for _, t in grads:
         t.grad = None
-    return {"outputs": outs, "grads": got, "drew": not _same_state(torch, before, after), "rng_after": after}
+    return {"outputs": outs, "grads": got, "drew": not same_state(torch, before, after), "rng_after": after}
 
 
 @contextlib.contextmanager
@@ -122,27 +122,38 @@ def quiet_compile(torch):
 
 def eager_rng_compile(torch, model, settings: dict):
     """Return the model compiled as the user compiled it, but calling eager's random ops."""
+    return check_compile(torch, model, settings, fallback_random=True)
+
+
+def check_compile(torch, model, settings: dict, *, backend: str = "inductor", fallback_random: bool = False):
+    """Return the model compiled for a check: as the user compiled it (mode, dynamic, fullgraph), with
+    `backend`; Inductor writes no trace and calls eager's random ops when `fallback_random`."""
+    dynamic, fullgraph = settings.get("dynamic"), bool(settings.get("fullgraph"))
+    if backend != "inductor":  # string backends take no options
+        return torch.compile(model, backend=backend, dynamic=dynamic, fullgraph=fullgraph)
     from torch._inductor import list_mode_options
 
     mode = settings.get("mode") or "default"
-    options = dict(list_mode_options(mode, settings.get("dynamic")) if mode != "default" else {})
+    options = dict(list_mode_options(mode, dynamic) if mode != "default" else {})
     # distinct options also make Dynamo compile anew instead of reusing the user's cache entry
-    options.update({"fallback_random": True, "trace.enabled": False})
-    return torch.compile(model, dynamic=settings.get("dynamic"), fullgraph=bool(settings.get("fullgraph")),
-                         options=options)
+    options["trace.enabled"] = False
+    if fallback_random:
+        options["fallback_random"] = True
+    return torch.compile(model, dynamic=dynamic, fullgraph=fullgraph, options=options)
 
 
-def fp64_reference(torch, model, args, make_step, settings: dict):
-    """Return (a float64 copy's step, its args) or (None, why not)."""
+def fp64_reference(torch, model, args, make_step, settings: dict, dtype_name: str = "float64"):
+    """Return (a float64 (or `dtype_name`) copy's step, its args, the copy) or (None, why not)."""
     if not isinstance(model, torch.nn.Module):
-        return None, "the model is not an nn.Module (no float64 copy)"
+        return None, f"the model is not an nn.Module (no {dtype_name} copy)"
+    dtype = getattr(torch, dtype_name)
     try:
-        model64 = copy.deepcopy(model).to(torch.float64)
+        copied = copy.deepcopy(model).to(dtype)
     except Exception as e:
-        return None, f"no float64 copy ({type(e).__name__}: {str(e)[:120]})"
-    args64 = tuple(a.detach().to(torch.float64).requires_grad_(a.requires_grad)
-                   if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
-    return (make_step(model64, {**settings, "autocast_dtype": None}), args64, model64), None
+        return None, f"no {dtype_name} copy ({type(e).__name__}: {str(e)[:120]})"
+    args_copy = tuple(a.detach().to(dtype).requires_grad_(a.requires_grad)
+                      if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args)
+    return (make_step(copied, {**settings, "autocast_dtype": None}), args_copy, copied), None
 
 
 # --------------------------------------------------------------------------- the check
@@ -174,12 +185,12 @@ def check_correctness(torch, *, model, compiled, args, settings: dict, make_step
             matching, method["rng"] = False, _failed_check_compile(e)
             res = run_once(torch, make_step(compiled, settings), args, grads, state, device)
         emit("measuring", "correctness: float64 reference")
-        ref, method["reference"] = _fp64_run(torch, model, args, settings, make_step, eager)
+        ref, method["reference"] = reference_run(torch, model, args, settings, make_step, eager)
     finally:
         state.restore(torch)
-    method["rule"] = _rule_text(ref is not None, compute or _first_dtype(eager))
-    checks = _compare_all(torch, eager, res, ref, compute)
-    comparable = not eager["drew"] or (matching and _same_state(torch, eager["rng_after"], res["rng_after"]))
+    method["rule"] = _rule_text(ref and ref["dtype"], compute or _first_dtype(eager))
+    checks = compare_all(torch, eager, res, ref, compute)
+    comparable = not eager["drew"] or (matching and same_state(torch, eager["rng_after"], res["rng_after"]))
     why = None if comparable else f"{NOT_COMPARABLE} (compiled code consumed the generator differently from eager)"
     return _result(torch, checks, eager, method, why)
 
@@ -206,25 +217,40 @@ def _failed_check_compile(e: Exception) -> str:
     return f"the check compile failed ({type(e).__name__}: {str(e)[:160]}): your compile, its own random numbers"
 
 
-def _fp64_run(torch, model, args, settings: dict, make_step, eager: dict):
-    """Return (the float64 run or None, a line on the reference used)."""
-    made, why = fp64_reference(torch, model, args, make_step, settings)
+def reference_run(torch, model, args, settings: dict, make_step, eager: dict):
+    """Return (the reference run or None, a line on the reference used): a float64 copy; when none can
+    be made or run and the model computes in fp16/bf16, a float32 copy, which says why."""
+    run, why = _copy_run(torch, model, args, settings, make_step, eager, "float64")
+    if run is not None:
+        return run, "float64 eager copy (same seed)"
+    if (settings.get("autocast_dtype") or _first_dtype(eager)) in accuracy.LOW_PRECISION:
+        run32, why32 = _copy_run(torch, model, args, settings, make_step, eager, "float32")
+        if run32 is not None:
+            return run32, f"float32 eager copy (same seed): {why}"
+        why = f"{why}; {why32}"
+    return None, f"eager in the model's own precision: {why}"
+
+
+def _copy_run(torch, model, args, settings: dict, make_step, eager: dict, dtype_name: str):
+    """Return (a copy's run in `dtype_name`, None) or (None, why not)."""
+    made, why = fp64_reference(torch, model, args, make_step, settings, dtype_name)
     if made is None:
-        return None, f"eager in the model's own precision: {why}"
-    step64, args64, model64 = made
-    grads64 = named_grad_tensors(torch, model64, args64) if settings["train"] else []
+        return None, why
+    step, args_copy, copied = made
+    grads = named_grad_tensors(torch, copied, args_copy) if settings["train"] else []
     try:
-        run = run_once(torch, step64, args64, grads64, ModelState(torch, None), settings["device"])
+        run = run_once(torch, step, args_copy, grads, ModelState(torch, None), settings["device"])
     except Exception as e:
-        return None, f"eager in the model's own precision: the float64 copy failed ({type(e).__name__})"
+        return None, f"the {dtype_name} copy failed ({type(e).__name__}: {str(e)[:120]})"
     finally:
-        del model64
-    if eager["drew"]:  # a float64 kernel may map the generator's numbers to elements differently
+        del copied
+    run["dtype"] = dtype_name
+    if eager["drew"]:  # a kernel in another dtype may map the generator's numbers to elements differently
         bad = [p for (p, e), (_, r) in zip(eager["outputs"], run["outputs"], strict=False)
                if e.is_floating_point() and e.numel() > 1 and accuracy.cosine(torch, e, r) < accuracy.COSINE_MIN]
-        if bad or not _same_state(torch, eager["rng_after"], run["rng_after"]):
-            return None, f"eager in the model's own precision: the float64 copy drew other random numbers ({bad[:1]})"
-    return run, "float64 eager copy (same seed)"
+        if bad or not same_state(torch, eager["rng_after"], run["rng_after"]):
+            return None, f"the {dtype_name} copy drew other random numbers ({bad[:1]})"
+    return run, None
 
 
 def _agree(torch, a: dict, b: dict, compute: str | None) -> bool:
@@ -242,11 +268,13 @@ def _agree(torch, a: dict, b: dict, compute: str | None) -> bool:
     return True
 
 
-def _compare_all(torch, eager: dict, res: dict, ref: dict | None, compute: str | None) -> list[dict]:
-    checks = []
+def compare_all(torch, eager: dict, res: dict, ref: dict | None, compute: str | None) -> list[dict]:
+    """Return one check per output and gradient: `res` against `eager`, judged with `ref` (float64 or
+    float32 run, or None)."""
+    checks, ref_dtype = [], ref["dtype"] if ref else None
     ref_outs = ref["outputs"] if ref else [(p, None) for p, _ in eager["outputs"]]
     for (path, e), (_, c), (_, r) in zip(eager["outputs"], res["outputs"], ref_outs, strict=False):
-        checks.append(accuracy.compare(torch, path, e, c, r, compute))
+        checks.append(accuracy.compare(torch, path, e, c, r, compute, ref_dtype=ref_dtype))
     if len(eager["outputs"]) != len(res["outputs"]):
         checks.append({"what": "outputs", "ok": False, "rule": "same structure",
                        "note": f"{len(eager['outputs'])} eager tensors, {len(res['outputs'])} compiled"})
@@ -257,7 +285,7 @@ def _compare_all(torch, eager: dict, res: dict, ref: dict | None, compute: str |
                 checks.append({"what": name, "ok": False, "rule": "same structure",
                                "note": f"{'eager' if e is None else 'compiled'} made no gradient"})
             continue
-        checks.append(accuracy.compare(torch, name, e, c, r, compute))
+        checks.append(accuracy.compare(torch, name, e, c, r, compute, ref_dtype=ref_dtype))
     return checks
 
 
@@ -265,9 +293,9 @@ def _first_dtype(run: dict) -> str:
     return next((accuracy.dtype_name(t) for _, t in run["outputs"] if t.is_floating_point()), "float32")
 
 
-def _rule_text(fp64: bool, compute: str) -> str:
+def _rule_text(ref_dtype: str | None, compute: str) -> str:
     tol = accuracy.tolerance(compute)
-    then = ("then RMSE vs float64 at most x2 (x3 low precision or small) eager's own" if fp64 else
+    then = (f"then RMSE vs {ref_dtype} at most x2 (x3 low precision or small) eager's own" if ref_dtype else
             "then cosine similarity >= 0.99" if compute in accuracy.LOW_PRECISION else "only")
     return f"torch._dynamo.utils.same rules: allclose(tol={tol:g}, atol scaled by each tensor's magnitude) {then}"
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from compile_viz.capture import kernel_costs, spread
 from compile_viz.capture.correctness import check_correctness
+from compile_viz.capture.ladder import run_ladder
 from compile_viz.capture.timing import (  # noqa: F401  (time_calls: bench/gpu_measure_check.py)
     exclusive,
     host_ms,
@@ -188,8 +189,10 @@ def load_graphs(debug_dir: Path) -> list[kernel_costs.GraphCode]:
 
 
 def run_measurement(torch, *, model, compiled, calls, settings: dict, loss_fn, run_dir: Path,
-                    hardware: dict, compile_s: float | None, emit=lambda *a, **k: None) -> tuple[dict, dict]:
-    """Measure eager vs compiled on the last input set; return (full measure.json data, meta summary)."""
+                    hardware: dict, compile_s: float | None, emit=lambda *a, **k: None,
+                    ladder: bool = False) -> tuple[dict, dict]:
+    """Measure eager vs compiled on the last input set; return (full measure.json data, meta summary).
+    When correctness is wrong, or `ladder` asks, the backend ladder goes into correctness.ladder."""
     device = settings["device"]
     args = calls[-1]
     steps = {"eager": make_step(torch, model, settings, loss_fn), "compiled": make_step(torch, compiled, settings, loss_fn)}
@@ -226,6 +229,12 @@ def run_measurement(torch, *, model, compiled, calls, settings: dict, loss_fn, r
         torch, model=model, compiled=compiled, args=args, settings=settings, emit=emit,
         make_step=lambda fn, s: make_step(torch, fn, s, loss_fn)))
     _reset_grads(grads)
+    corr = full["correctness"]
+    if corr and (ladder or corr.get("status") == "wrong"):
+        corr["ladder"] = section("ladder", lambda: run_ladder(
+            torch, model=model, args=args, settings=settings, emit=emit,
+            make_step=lambda fn, s: make_step(torch, fn, s, loss_fn)))
+        _reset_grads(grads)
     full["method"] = timing_method(torch, settings, latency, waited=waited, load=load)
     full["speedup"], full["speedup_interval"] = _speedup(full)
     return full, summarize(full)

@@ -34,6 +34,7 @@ class CaptureOptions:
     timeout_s: float = DEFAULT_TIMEOUT_S
     # Hook for the later measurement issue (eager vs compiled, latency, profiler): see child._measure.
     measure: bool = False
+    ladder: bool = False  # the backend ladder (and, inside Inductor, the bisector) even when correctness is ok
     extra_env: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:

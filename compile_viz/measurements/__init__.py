@@ -1,13 +1,15 @@
 """Measurements as typed records: measure.json and the summary in meta.json's `measure`, read in
 one place, and how their latencies were timed. Stdlib only.
 
-`records.py`: the parts of measure.json and meta.json's summary; `method.py`: how a latency was
+`records.py`: the parts of measure.json and meta.json's summary; `ladder.py`: the backend ladder
+of a wrong result and what the compiler bisector named; `method.py`: how a latency was
 timed, and who sets the pace of a call; `measurement.py`: measure.json as one `Measurement`, the
 reading of a run's files, and what follows from them (its method, launch-bound or not, whether two
 runs' timings compare); `json_fields.py`: typed reads of JSON values. The modules here import one
 another directly, never this package.
 """
 
+from compile_viz.measurements.ladder import Bisect, Ladder, LadderStage
 from compile_viz.measurements.measurement import (
     FILE,
     Measurement,
@@ -33,6 +35,6 @@ from compile_viz.measurements.records import (
     Variant,
 )
 
-__all__ = ["FILE", "Bandwidth", "Check", "Correctness", "GraphCosts", "KernelCost", "Latency", "LaunchBound",
-           "MeasureSummary", "Measurement", "Method", "OutsideCost", "Profile", "Variant", "comparable",
+__all__ = ["FILE", "Bandwidth", "Bisect", "Check", "Correctness", "GraphCosts", "KernelCost", "Ladder",
+           "LadderStage", "Latency", "LaunchBound", "MeasureSummary", "Measurement", "Method", "OutsideCost", "Profile", "Variant", "comparable",
            "inferred_method", "launch_bound", "launch_overhead_us", "method_of", "read_measurement", "read_run"]

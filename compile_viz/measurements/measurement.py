@@ -120,7 +120,9 @@ class Measurement:
             compiled_high_ms=compiled.latency.ci_high_ms if compiled.latency else None,
             rounds=compiled.latency.rounds if compiled.latency else None,
             # older files keep the summary they were written with; the Viewer reads their verdict from launch()
-            bound=bound.bound if self.method is not None and (bound := self.launch()) else None)
+            bound=bound.bound if self.method is not None and (bound := self.launch()) else None,
+            ladder_first=(corr.ladder.first or "") if corr.ladder else None,
+            ladder_note=corr.ladder.note if corr.ladder else None)
 
 
 def read_measurement(folder: str | Path) -> Measurement | None:

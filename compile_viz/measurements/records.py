@@ -13,6 +13,7 @@ from compile_viz.measurements.json_fields import as_int as _int
 from compile_viz.measurements.json_fields import as_list as _list
 from compile_viz.measurements.json_fields import as_num as _num
 from compile_viz.measurements.json_fields import as_str as _str
+from compile_viz.measurements.ladder import Ladder
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,6 +214,7 @@ class Correctness:
     worst: str | None = None
     grads_compared: bool | None = None
     model_draws_random: bool | None = None
+    ladder: Ladder | None = None  # issue 27: where a wrong result starts; None when not run
 
     @classmethod
     def from_json(cls, data: Any) -> Correctness | None:
@@ -230,7 +232,8 @@ class Correctness:
                    max_abs=_num(data.get("max_abs")), max_rel=_num(data.get("max_rel")),
                    eager_max_abs=_num(data.get("eager_max_abs")), worst=_str(data.get("worst")),
                    grads_compared=_bool(data.get("grads_compared")),
-                   model_draws_random=_bool(data.get("model_draws_random")))
+                   model_draws_random=_bool(data.get("model_draws_random")),
+                   ladder=Ladder.from_json(data.get("ladder")))
 
     def method_line(self) -> str:
         """Return how the check was made, on one line ("" for older captures)."""
@@ -285,6 +288,9 @@ class MeasureSummary:
     compiled_high_ms: float | None = None
     rounds: int | None = None
     bound: str | None = None  # "launch-bound", "GPU-bound", "mixed"; None on a CPU or when unknown
+    # issue 27: the backend ladder's first stage that differs ("" when every stage agreed), its line
+    ladder_first: str | None = None
+    ladder_note: str | None = None
 
     @classmethod
     def from_json(cls, data: Any) -> MeasureSummary | None:
@@ -292,7 +298,7 @@ class MeasureSummary:
             return None
         kinds = {"file": _str, "ok": _bool, "device": _str, "device_name": _str, "errors": _int,
                  "correctness": _str, "correctness_note": _str, "correctness_method": _str, "rounds": _int,
-                 "bound": _str}
+                 "bound": _str, "ladder_first": _str, "ladder_note": _str}
         fields = {name: kinds.get(name, _num)(data.get(name)) for name in cls.__dataclass_fields__}
         if fields["correctness"] is None and fields["ok"] is not None:  # captures before issue 16
             fields["correctness"] = "ok" if fields["ok"] else "wrong"
