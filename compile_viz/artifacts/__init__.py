@@ -10,6 +10,7 @@ from compile_viz.artifacts.discover import (
     DiscoveryError,
     find_files,
     find_graphs,
+    find_profiles,
     member_path,
     read_graph_breaks,
 )
@@ -138,6 +139,25 @@ def run_artifact_fields(reader: ArtifactReader, folders: list[GraphFolder]) -> t
                 if f.name in by_name:
                     fields.setdefault(f.location, {})[kind.name] = by_name[f.name]
     return fields, tuple(warnings)
+
+
+def profile_files(path: str) -> list[tuple[str, bytes]]:
+    """(path in the run, bytes) of the torch.profiler traces in a run folder, zip or debug tree."""
+    reader = ArtifactReader(path)
+    try:
+        return find_profiles(reader)
+    finally:
+        reader.close()
+
+
+def read_profiles(path: str) -> list:
+    """The torch.profiler traces of a run, read (artifacts.profile.Profile); [] when it has none."""
+    files = profile_files(path)
+    if not files:
+        return []
+    from compile_viz.artifacts.profile import parse_profile  # a run with a profile only
+
+    return [parse_profile(data, path=rel) for rel, data in files]
 
 
 def is_below(location: str, folder: str) -> bool:

@@ -135,6 +135,22 @@ def find_graphs(reader: ArtifactReader) -> tuple[list[GraphFolder], list[str]]:
     return graphs, sorted(runs)
 
 
+PROFILE_SUFFIX = ".pt.trace.json"  # what tensorboard_trace_handler writes, and record/capture --profile
+
+
+def find_profiles(reader: ArtifactReader) -> list[tuple[str, bytes]]:
+    """(path in the tree, bytes) of every torch.profiler trace: a `*.pt.trace.json` anywhere, or a
+    `.json` in a folder called `profile`."""
+    out = []
+    for d, files in sorted(reader.dirs.items()):
+        in_profile = d.rsplit("/", 1)[-1] == "profile"
+        for name in sorted(files):
+            if (name.endswith(PROFILE_SUFFIX) or (in_profile and name.endswith(".json"))) and \
+                    (data := reader.read(d, name)) is not None:
+                out.append((member_path(d, name), data))
+    return out
+
+
 def find_files(reader: ArtifactReader, name: str) -> list[tuple[str, bytes]]:
     """(folder, bytes) of every readable file called `name` in the tree (a run's logs/fusion.log)."""
     out = []

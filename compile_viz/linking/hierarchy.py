@@ -358,16 +358,23 @@ def graph_hierarchy(graphs: Sequence[GraphParse], graph: GraphParse, index: Grap
                     inputs: Sequence[tuple[DynamoInput, ...]], graph_name: str = POST_GRAD) -> Hierarchy:
     """The hierarchy of one graph of a run (`graphs`: all of them, to find a backward's forward),
     given the run's Dynamo input lists (artifacts.module_paths.read_dynamo_inputs, [] for none)."""
+    return build_hierarchy(index, graph_launch_modules(graphs, graph, index, inputs, graph_name))
+
+
+def graph_launch_modules(graphs: Sequence[GraphParse], graph: GraphParse, index: GraphIndex,
+                         inputs: Sequence[tuple[DynamoInput, ...]], graph_name: str = POST_GRAD) -> list[str | None] | None:
+    """The module each launch of `graph` belongs to (`transformer.h.3.attn`), by the parameters it
+    reads; None when the run's Dynamo inputs do not name modules."""
     fx = graph.artifact(graph_name)
-    if fx is None:
-        return build_hierarchy(index)
-    modules = placeholder_modules(fx, inputs) if inputs else {}
+    if fx is None or not inputs:
+        return None
+    modules = placeholder_modules(fx, inputs)
     forward = _forward_of(graphs, graph) if modules else None
     f_fx = forward.artifact(graph_name) if forward is not None else None
     if f_fx is not None:  # the forward's weight casts, saved for the backward under their names
         made = parameter_nodes(f_fx, placeholder_modules(f_fx, inputs))
         modules.update({n.name: made[n.name] for n in fx.nodes if n.op == "placeholder" and n.name in made})
-    return build_hierarchy(index, launch_modules(fx, index, modules, graph_name) if modules else None)
+    return launch_modules(fx, index, modules, graph_name) if modules else None
 
 
 def _forward_of(graphs: Sequence[GraphParse], graph: GraphParse) -> GraphParse | None:
