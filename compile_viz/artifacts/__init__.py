@@ -11,6 +11,7 @@ from compile_viz.artifacts.discover import (
     find_files,
     find_graphs,
     find_profiles,
+    is_profile,
     member_path,
     read_graph_breaks,
 )
@@ -108,7 +109,10 @@ def planned(path: str) -> Iterator[tuple[DebugParse, tuple[GraphJob, ...]]]:
             extra.setdefault(location, {}).update(fields)
         jobs = tuple(GraphJob(parse_graph, (reader, f, extra.get(f.location)), reader.size(f.location, f.files))
                      for f in folders)
-        yield DebugParse(root=path, graphs=(), graph_breaks=tuple(breaks), warnings=run_warnings + stack_warnings), jobs
+        profiles = tuple(member_path(d, name) for d, files in sorted(reader.dirs.items()) for name in files
+                         if is_profile(d, name))
+        yield DebugParse(root=path, graphs=(), graph_breaks=tuple(breaks), warnings=run_warnings + stack_warnings,
+                         profiles=profiles), jobs
     finally:
         reader.close()
 

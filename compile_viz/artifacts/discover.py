@@ -143,12 +143,15 @@ def find_profiles(reader: ArtifactReader) -> list[tuple[str, bytes]]:
     `.json` in a folder called `profile`."""
     out = []
     for d, files in sorted(reader.dirs.items()):
-        in_profile = d.rsplit("/", 1)[-1] == "profile"
         for name in sorted(files):
-            if (name.endswith(PROFILE_SUFFIX) or (in_profile and name.endswith(".json"))) and \
-                    (data := reader.read(d, name)) is not None:
+            if is_profile(d, name) and (data := reader.read(d, name)) is not None:
                 out.append((member_path(d, name), data))
     return out
+
+
+def is_profile(rel_dir: str, name: str) -> bool:
+    """Whether a file is a torch.profiler trace, by its name and folder."""
+    return name.endswith(PROFILE_SUFFIX) or (name.endswith(".json") and rel_dir.rsplit("/", 1)[-1] == "profile")
 
 
 def find_files(reader: ArtifactReader, name: str) -> list[tuple[str, bytes]]:

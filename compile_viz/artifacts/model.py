@@ -513,6 +513,7 @@ class DebugParse:
     graphs: tuple[GraphParse, ...]
     graph_breaks: tuple[GraphBreak, ...]
     warnings: tuple[ParseWarning, ...] = field(default=())
+    profiles: tuple[str, ...] = field(default=())  # torch.profiler traces in the tree (paths in it)
 
     def graph(self, graph_id: str) -> GraphParse | None:
         for g in self.graphs:

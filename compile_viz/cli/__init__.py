@@ -1,4 +1,4 @@
-"""compile-viz command line: parse | why | diff | capture | runs | export | import | record | ranks."""
+"""compile-viz command line: parse | why | diff | capture | runs | export | import | record | ranks | profile."""
 
 # Torch-free and streamlit-free: `python -m compile_viz.cli capture ...` (or `python -m compile_viz`)
 # runs on a headless GPU box that has only torch.
@@ -27,6 +27,7 @@ COMMANDS = {
     "import": "compile_viz.cli.import_",
     "record": "compile_viz.cli.record",
     "ranks": "compile_viz.cli.ranks",
+    "profile": "compile_viz.cli.profile",
 }
 
 
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-READ_ONLY = frozenset({"parse", "why", "diff"})  # they start no process and hold no file open
+READ_ONLY = frozenset({"parse", "why", "diff", "ranks", "profile"})  # they start no process and hold no file open
 
 
 def entry() -> None:

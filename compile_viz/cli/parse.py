@@ -48,11 +48,31 @@ def _run_json_output(args) -> int:
 
     plan = nullcontext(planned_trace(args.path)) if getattr(args, "trace", False) else planned(args.path)
     with plan as (run_part, jobs), paused_gc():  # ~10^5 dicts and lists: left on, the collector walks the whole parse again and again
+        if run_part.profiles:
+            return _profiled_json(args, run_part, jobs)
         workers = getattr(args, "jobs", None) or cpus()
         preload(jobs)
         graphs = run_shared(job_text, jobs, [job.size for job in jobs], workers)
         warnings = [str(w) for w in run_part.warnings]
         write_document(run_part, _texts(graphs, warnings), sys.stdout)
+    if getattr(args, "strict", False):
+        return strict_exit(run_part.root, warnings)
+    return 0
+
+
+def _profiled_json(args, run_part, jobs) -> int:
+    """`parse --json` of a run with a profile: every graph parsed here (the profile's regions are
+    matched against all of them), each launch with its measured time, the run's profile summary last."""
+    from dataclasses import replace
+
+    from compile_viz.linking.time_report import time_report
+
+    graphs = [job() for job in jobs]
+    report = time_report(args.path, parse=replace(run_part, graphs=tuple(graphs)))
+    warnings = [str(w) for w in run_part.warnings]
+    texts = ((graph_text(g, report.runtime.graphs.get(g.id, False)), tuple(str(w) for w in g.warnings))
+             for g in graphs)
+    write_document(run_part, _texts(texts, warnings), sys.stdout, profile=report.summary)
     if getattr(args, "strict", False):
         return strict_exit(run_part.root, warnings)
     return 0

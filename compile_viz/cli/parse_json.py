@@ -35,15 +35,17 @@ def write_parse_json(parsed, out) -> None:
     write_document(parsed, (graph_text(g) for g in parsed.graphs), out)
 
 
-def write_document(run_part, graph_texts, out) -> None:
+def write_document(run_part, graph_texts, out, profile: dict | None = None) -> None:
     """Write the document of `debug_parse_json` from its parts: the run's (`root`, graph breaks,
-    warnings, traces; its `graphs` unused) and each graph's JSON text, written as it comes."""
+    warnings, traces; its `graphs` unused) and each graph's JSON text, written as it comes; with
+    `profile`, the run's profile summary last."""
     out.write('{"root":' + _ENCODE(run_part.root) + ',"graphs":[')
     for i, text in enumerate(graph_texts):
         if i:
             out.write(",")
         out.write(text)
-    out.write("]," + _ENCODE(_run_json(run_part))[1:] + "\n")  # its keys after "graphs", without the "{"
+    tail = _run_json(run_part) | ({"profile": profile} if profile is not None else {})
+    out.write("]," + _ENCODE(tail)[1:] + "\n")  # its keys after "graphs", without the "{"
 
 
 # A node's JSON is written by hand: the same text the encoder gives for the same values, without
@@ -91,8 +93,10 @@ def graph_json(g: GraphParse) -> dict:
     return json.loads(graph_text(g))
 
 
-def graph_text(g: GraphParse) -> str:
-    """One graph's document as JSON text: its keys in order, the node lists written by hand."""
+def graph_text(g: GraphParse, times=None) -> str:
+    """One graph's document as JSON text: its keys in order, the node lists written by hand; with
+    `times` (linking.profile.GraphTime, or False for a profiled run's graph that none joined), each
+    launch's measured time (or why it has none)."""
     from compile_viz.linking import build_index  # the linking layer is loaded for --json only
 
     parts = [_ENCODE({"id": g.id, "kind": g.kind, "files": list(g.folder.files)})[:-1], ',"fx_nodes":']
@@ -100,7 +104,7 @@ def graph_text(g: GraphParse) -> str:
     parts.append(',"post_grad_nodes":')
     _nodes_parts(g.post_grad_graph.nodes if g.post_grad_graph else (), parts)
     parts += [",", _ENCODE(_graph_rest(g))[1:-1], ',"links":']
-    _links_parts(build_index(g), parts)
+    _links_parts(build_index(g), parts, times)
     parts.append("}")
     return "".join(parts)
 
@@ -179,7 +183,7 @@ def links_text(index: GraphIndex) -> str:
     return "".join(parts)
 
 
-def _links_parts(index: GraphIndex, parts: list[str]) -> None:
+def _links_parts(index: GraphIndex, parts: list[str], times=None) -> None:
     """Append links_text(index) to `parts`. The per-node maps are written by hand, as the node lists
     are (a small object for each of thousands of nodes)."""
     from compile_viz.linking.model import AOT, POST_GRAD, NodeLinks
@@ -206,6 +210,7 @@ def _links_parts(index: GraphIndex, parts: list[str]) -> None:
             "buffers": list(la.buffers),
             "source_lines": [list(x) for x in la.source_lines],
             "evidence": la.evidence,
+            **({} if times is None else {"profile": _launch_time(times, la.index)}),
         }
         for la in index.launches
     ]})
@@ -222,6 +227,14 @@ def _links_parts(index: GraphIndex, parts: list[str]) -> None:
         "warnings": list(index.warnings),
     })
     parts += [head[:-1], ',"fx_nodes":{', *maps[AOT], '},"post_grad_nodes":{', *maps[POST_GRAD], "},", tail[1:]]
+
+
+def _launch_time(times, index: int) -> dict:
+    if times is False:
+        from compile_viz.linking.profile import NOT_RUN
+
+        return {"reason": NOT_RUN}
+    return times.launch_json(index)
 
 
 def debug_parse_json(parsed) -> dict:

@@ -61,6 +61,8 @@ class TimeReport:
         for r in self.rows:
             for file, line in r.source_lines:
                 pairs.append((f"{file}:{line}", r.total_us / len(r.source_lines)))
+            if not r.source_lines:
+                pairs.append(("(no source line)", r.total_us))
         return _summed(pairs)
 
     def by_graph(self) -> list[tuple[str, float]]:

@@ -127,3 +127,18 @@ def trace_logs(key: str) -> tuple:
         return load_trace(key).logs
     except DiscoveryError:
         return ()
+
+
+@st.cache_resource(max_entries=8, show_spinner="Joining the profile to the kernels…")
+def _time_report(key: str, stamp: float):
+    from compile_viz.linking.time_report import time_report  # a run with a profile only
+
+    info = run_info(key)
+    return time_report(str(info.run_dir or info.debug_path), parse=load_parse(key), logs=trace_logs(key))
+
+
+def load_time_report(key: str):
+    """The run's profile joined to its launches (linking.time_report.TimeReport), None without one."""
+    if not load_parse(key).profiles:
+        return None
+    return _time_report(key, path_stamp(key))

@@ -19,9 +19,11 @@ from compile_viz.store import StoreError
 from compile_viz.ui import hierarchy_ui, loaders, panes, state
 from compile_viz.ui.compile_section import compile_section
 from compile_viz.ui.fusion_panel import fusion_panel
+from compile_viz.ui.ladder_row import ladder_row
 from compile_viz.ui.perf_panel import kernel_cost_caption, perf_panel
 from compile_viz.ui.rank_picker import pick_rank
 from compile_viz.ui.runs import default_run_key, teaching_note
+from compile_viz.ui.time_section import time_section
 
 # Above this many entries a picker (kernel launch, FX node) is a search box: on the 48-layer backward,
 # selectboxes of 1,499 launches and 5,884 nodes cost ~0.2 s of every page load in the browser.
@@ -90,9 +92,11 @@ def page() -> None:
         with why_box:
             fusion_panel(graph, index, sel)
     compile_section(key, parse, graph)  # guards and phase timings of this graph's compile
+    time_section(key, graph.id)  # the job's own profile, when it has one
     if info.meta.get("measure"):
         with st.expander("Eager vs compiled: did compiling pay off?", expanded=True):
             picked = perf_panel(info, graph.id, sel.kernel, launches=len(index.launches))
+            ladder_row(info)  # where a wrong result starts: the backend ladder
         if picked and picked != sel.kernel:
             state.update(kernel=picked, launch=None, node=None)
             st.rerun()

@@ -1,0 +1,31 @@
+"""The profile's figures and words: pure functions of linking.time_report's values."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+
+def summary_line(s: dict) -> str:
+    """One line: steps, device time, the share in compiled graphs, what was joined."""
+    if not s:
+        return "No profile."
+    share = f", {s['compiled_share']:.0%} of it inside compiled graphs" if s.get("compiled_share") is not None else ""
+    return (f"{s.get('steps', 0)} profiled steps, {s.get('total_us', 0) / 1e3:.2f} ms of {s.get('device')} time{share}; "
+            f"{s.get('launches_timed', 0)} of {s.get('launches', 0)} launches timed "
+            f"({s.get('joined_us', 0) / 1e3:.2f} ms), {s.get('unjoined_regions', 0)} calls of compiled graphs not joined")
+
+
+def share_figure(items: list[tuple[str, float]], title: str) -> go.Figure:
+    """Horizontal bars, the longest on top: (name, microseconds) -> milliseconds."""
+    items = list(reversed(items))
+    fig = go.Figure(go.Bar(x=[us / 1e3 for _, us in items], y=[_short(name) for name, _ in items], orientation="h",
+                           hovertext=[name for name, _ in items], hoverinfo="text+x"))
+    fig.update_layout(title=title, xaxis_title="ms", height=max(240, 22 * len(items) + 80),
+                      margin={"l": 10, "r": 10, "t": 40, "b": 30})
+    return fig
+
+
+def _short(name: str) -> str:
+    """A path's last two parts: `models/gpt2/modeling_gpt2.py:697` -> `gpt2/modeling_gpt2.py:697`."""
+    parts = name.split("/")
+    return "/".join(parts[-2:]) if len(parts) > 2 else name
