@@ -164,3 +164,55 @@ def test_records_are_tolerant_and_the_row_escapes():
                                                           "first": "graph capture (Dynamo)"}))
     assert "is_compiling()" in capture and capture.count("not run</span>") == 3
     assert render_ladder.ladder_html(None) == ""
+
+
+# -- the real thing: the sample wrong on purpose, captured by the CLI, shown by the Viewer ----------------
+@pytest.mark.slow
+def test_the_sample_wrong_on_purpose_is_red_at_eager_in_the_cli_and_the_viewer(tmp_path, monkeypatch):
+    import json
+    from pathlib import Path
+
+    from tests.conftest import compile_viz_cli
+
+    home = tmp_path / "home"
+    proc = compile_viz_cli("capture", "compiled_differs", "--device", "cpu", "--measure", "--home", str(home))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    *_, said, last = proc.stdout.strip().splitlines()
+    assert said.startswith("measured: correctness wrong: output: worst at [")
+    assert "; ladder: first differs at graph capture (Dynamo): backend=\"eager\" already differs" in said
+    run = Path(last)
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["measure"]["ladder_first"] == "graph capture (Dynamo)"
+    ladder_json = json.loads((run / "measure.json").read_text())["correctness"]["ladder"]
+    assert [s["backend"] for s in ladder_json["stages"]] == ["eager"] and ladder_json["stages"][0]["ok"] is False
+    # the ladder's compiles left nothing in the run: one inference graph
+    (inductor,) = run.glob("debug/torch_compile_debug/run_*/torchinductor")
+    assert [p.name for p in inductor.iterdir() if p.is_dir()] == ["model__0_inference_0.0"]
+
+    import streamlit as st
+    from test_app_fixtures import no_errors, run_app
+
+    monkeypatch.setenv("COMPILE_VIZ_HOME", str(home))
+    monkeypatch.setenv("COMPILE_VIZ_WARM", "0")
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    at = run_app(Path(__file__).parent.parent / "app.py", run=run.name)
+    no_errors(at)
+    bodies = "\n".join(h.proto.body for h in at.get("html"))
+    assert bodies.count("cv-ladder-stage") == 4 and "first red: graph capture (Dynamo)" in bodies
+    assert "is_compiling()" in bodies
+    st.cache_data.clear()
+    st.cache_resource.clear()
+    # a node the bisector could name links to the kernel that computes it, in the Viewer's own terms
+    from compile_viz.artifacts import parse_path
+    from compile_viz.linking import build_index
+    from compile_viz.linking.model import POST_GRAD
+    from compile_viz.measurements import Bisect
+    from compile_viz.render.selection import select
+
+    (graph,) = parse_path(str(run)).graphs
+    index = build_index(graph)
+    node = next(n.name for n in graph.post_grad_graph.nodes if select(index, POST_GRAD, node=n.name).launches)
+    ((label, href),) = render_ladder.kernel_links(Bisect(ran=True, node=node), [(graph.id, index)], run.name)
+    assert f"node={node}" in href and href.startswith(f"?run={run.name}&graph=") and "&kernel=" in href
+    assert render_ladder.kernel_links(Bisect(ran=True, node="no_such_node"), [(graph.id, index)], run.name) == []

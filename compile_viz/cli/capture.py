@@ -44,6 +44,10 @@ def _add_capture_options(p: argparse.ArgumentParser, per_model: bool = True) -> 
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="an Inductor config option (torch._inductor.config), repeatable")
     p.add_argument("--measure", action="store_true", help="run the measurement hook after the capture")
+    p.add_argument("--ladder", action="store_true",
+                   help="with the measurement, re-run the inputs through backend eager, aot_eager, "
+                        "aot_eager_decomp_partition and inductor and name the first stage that differs "
+                        "(done anyway when correctness is wrong); implies --measure")
     p.add_argument("--home", help="store folder (default $COMPILE_VIZ_HOME or ~/.compile_viz)")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds before the child is killed")
 
@@ -53,7 +57,7 @@ def _options(args) -> CaptureOptions:
     return CaptureOptions.make(
         device=args.device, mode=args.mode, dynamic=dynamic, fullgraph=args.fullgraph,
         dtype=getattr(args, "dtype", None), train=getattr(args, "train", None), timeout_s=args.timeout,
-        measure=args.measure, inductor_options=dict(parse_option(o) for o in args.option))
+        measure=args.measure or args.ladder, ladder=args.ladder, inductor_options=dict(parse_option(o) for o in args.option))
 
 
 def _print_progress(p: Progress) -> None:
@@ -101,7 +105,8 @@ def measure_line(meta: dict) -> str | None:
         verdict = f"wrong: {s.correctness_note}"
     elif s.correctness == "not comparable" and s.correctness_note:
         verdict = s.correctness_note
-    return (f"measured: correctness {verdict};{_latency_words(s)} {speedup_words(s)}{_bound_words(s)} "
+    ladder = f"; ladder: {s.ladder_note}" if s.ladder_note else ""
+    return (f"measured: correctness {verdict}{ladder};{_latency_words(s)} {speedup_words(s)}{_bound_words(s)} "
             "(details in measure.json)")
 
 

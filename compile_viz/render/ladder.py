@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
+from urllib.parse import urlencode
 
+from compile_viz.linking.model import POST_GRAD, GraphIndex
 from compile_viz.measurements.ladder import NEXT_STEP, STAGES, Bisect, Ladder, LadderStage
+from compile_viz.render.selection import select
 
 COLORS = {True: ("#e6f4ea", "#1e7b34", "✓"), False: ("#fde7e9", "#b3261e", "✗"), None: ("#fff3cd", "#8a6100", "?")}
 NOT_RUN = ("#f1f3f4", "#5f6368", "not run")
@@ -67,3 +70,24 @@ def ladder_html(ladder: Ladder | None, *, links: Sequence[tuple[str, str]] = ())
         return ""
     ref = f"<div style='font-size:12px;color:#666'>reference: {escape(ladder.reference)}</div>" if ladder.reference else ""
     return stages_html(ladder) + next_step_html(ladder, links) + ref
+
+
+def kernel_links(bisect: Bisect | None, graphs: Sequence[tuple[str, GraphIndex]], run: str,
+                 limit: int = 4) -> list[tuple[str, str]]:
+    """Return (label, Viewer link) for each graph whose post-grad graph has the FX node the bisector
+    named, with the kernel that computes it: ?run=&graph=&view=post_grad&node=&kernel=&launch=."""
+    if bisect is None or not bisect.node:
+        return []
+    out = []
+    for graph_id, index in graphs:
+        sel = select(index, POST_GRAD, node=bisect.node)
+        if not sel.launches:
+            continue
+        launch = min(sel.launches)
+        kernel = index.launches[launch].kernel
+        query = urlencode({"run": run, "graph": graph_id, "view": POST_GRAD, "node": bisect.node,
+                           "kernel": kernel, "launch": launch})
+        out.append((f"{kernel} ({graph_id})", f"?{query}"))
+        if len(out) >= limit:
+            break
+    return out
