@@ -47,7 +47,7 @@ def test_from_json_keeps_every_field_of_a_real_file(zip_path):
     assert m.bandwidth.peak_gbps == data["bandwidth"]["peak_gbps"]
     # the summary meta.json holds is the one the record makes, and reads back the same
     later = ("correctness", "correctness_note", "correctness_method", "eager_max_abs",  # issue 16: newer captures
-             *ISSUE_17)
+             *ISSUE_17, "ladder_first", "ladder_note")  # issue 27: the backend ladder
 
     def kept(d: dict) -> dict:
         return {k: v for k, v in d.items() if k not in later or k in meta["measure"]}
