@@ -78,6 +78,16 @@ def build_llama(device, dtype):
     return LlamaForCausalLM(cfg).to(device, dtype)
 
 
+def build_mixtral(device, dtype):
+    """A mixture of experts: 4 experts, 2 routed per token (the routing is data-dependent)."""
+    from transformers import MixtralConfig, MixtralForCausalLM
+
+    cfg = MixtralConfig(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+                        num_key_value_heads=2, num_local_experts=4, num_experts_per_tok=2, vocab_size=VOCAB,
+                        max_position_embeddings=128)
+    return MixtralForCausalLM(cfg).to(device, dtype)
+
+
 def build_bert(device, dtype):
     from transformers import BertConfig, BertModel
 
@@ -131,6 +141,9 @@ GPT2_DYNAMIC = SampleSpec(name="gpt2_dynamic", title="transformers GPT-2, dynami
 LLAMA_GQA = SampleSpec(name="llama_gqa", title="transformers Llama with grouped-query attention",
                        teaching_note=NOTE, build=build_llama, example_inputs=gpt2_inputs,
                        supports_training=True)
+MIXTRAL_MOE = SampleSpec(name="mixtral_moe", title="transformers Mixtral, a mixture of 4 experts",
+                         teaching_note=NOTE, build=build_mixtral, example_inputs=gpt2_inputs,
+                         supports_training=True)
 BERT_MASK = SampleSpec(name="bert_mask", title="transformers BERT with a padding mask", teaching_note=NOTE,
                        build=build_bert, example_inputs=bert_inputs)
 VIT = SampleSpec(name="timm_vit", title="timm ViT-Tiny (2 blocks, 64x64)", teaching_note=NOTE,
