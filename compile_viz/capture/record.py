@@ -4,7 +4,8 @@ writes about it, as a stored run.
 The job runs with the environment that makes PyTorch write what the parsers read (the TORCH_TRACE
 folder, the debug tree, caches off as a capture has them, Inductor's provenance) and with the
 record hook first on PYTHONPATH (record_hook/sitecustomize.py: each rank's debug tree apart, the
-fusion log per process, a record of each process). Its stdout and stderr pass through live and
+fusion log per process, a record of each process; with `--profile`, a torch.profiler trace of a few
+optimizer steps per process that trains, step_profile.py). Its stdout and stderr pass through live and
 are kept in logs/ (capped: the head and the tail are kept and meta.json says how much was not).
 Everything lands in the store's temporary folder for the run, renamed into place at the end, so a
 job that fails, is killed or is interrupted leaves nothing half-written outside it.
@@ -34,18 +35,25 @@ HOOK_ENV = "COMPILE_VIZ_RECORD"
 KEEP_BYTES = 32 * 1024 * 1024  # of each stream's head, and again of its tail
 STOP_GRACE_S = (10.0, 5.0)  # after SIGINT, then after SIGTERM, before SIGKILL
 ERROR_TAIL = 64 * 1024  # the stderr bytes searched for the job's error line
+PROFILE_ENV = HOOK_ENV + "_PROFILE"  # "WARMUP,STEPS": the hook profiles that many optimizer steps
+KERNEL_PROFILE_ENV = "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE"  # torch._inductor.config.cpp.enable_kernel_profile
 
 
-def record_env(tmp: Path, base: dict[str, str] | None = None, *, keep_caches: bool = False) -> dict[str, str]:
+def record_env(tmp: Path, base: dict[str, str] | None = None, *, keep_caches: bool = False,
+               profile: tuple[int, int] | None = None) -> dict[str, str]:
     """The job's environment: its own, plus what makes torch write every artifact into `tmp`.
     `keep_caches`: Inductor's caches stay on (fresh, in `tmp`, one per rank: the hook splits them),
     so a graph compiled twice (a recompile to the same graph, FSDP's per-block frames) is served
-    from the cache the second time, faster, and without a debug folder of its own."""
+    from the cache the second time, faster, and without a debug folder of its own. `profile`:
+    (warm-up steps, profiled steps) for the hook's torch.profiler trace (step_profile.py)."""
     env = compile_env(tmp, base, path_first=HOOK_DIR, caches_off=not keep_caches)
     env.setdefault("PYTHONUNBUFFERED", "1")  # the job's lines pass through as it prints them
     env.update({HOOK_ENV: str(tmp), HOOK_ENV + "_PARENT": str(os.getpid())})
     if keep_caches:
         env[HOOK_ENV + "_CACHES"] = "1"
+    if profile is not None:
+        env[PROFILE_ENV] = f"{profile[0]},{profile[1]}"
+        env.setdefault(KERNEL_PROFILE_ENV, "1")  # C++ kernels appear in the profile only with this on
     return env
 
 
@@ -112,9 +120,11 @@ class _Stream:
 
 def record(argv: list[str], *, store: RunStore | None = None, name: str | None = None,
            timeout_s: float | None = None, keep_caches: bool = False, keep_bytes: int = KEEP_BYTES,
-           stdout=None, stderr=None) -> Run:
+           profile: tuple[int, int] | None = None, stdout=None, stderr=None) -> Run:
     """Run `argv` to its end (or timeout, or Ctrl-C) and return the stored run; never raises for a
-    failed job. The job's output goes to `stdout`/`stderr` (binary; default ours) as it comes."""
+    failed job. The job's output goes to `stdout`/`stderr` (binary; default ours) as it comes.
+    `profile`: (warm-up, steps): each process that steps an optimizer writes a torch.profiler trace
+    of `steps` steps after the first `warm-up` ones to profile/."""
     store = store or RunStore()
     name = name or job_name(argv)
     started, created = time.monotonic(), _now()
@@ -122,7 +132,8 @@ def record(argv: list[str], *, store: RunStore | None = None, name: str | None =
     (tmp / "logs" / "processes").mkdir()
     ended, code = "exited", None
     try:
-        proc = subprocess.Popen(argv, env=record_env(tmp, keep_caches=keep_caches), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        env = record_env(tmp, keep_caches=keep_caches, profile=profile)
+        proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
     except OSError as e:
         ended, proc, streams = f"could not start: {e.strerror or e}", None, []
@@ -135,7 +146,8 @@ def record(argv: list[str], *, store: RunStore | None = None, name: str | None =
     shutil.rmtree(tmp / "inductor_cache", ignore_errors=True)
     wall_s = round(time.monotonic() - started, 3)
     meta = job_meta(tmp, argv=argv, name=name, created=created, ended=ended, exit_code=code, wall_s=wall_s,
-                    streams={"stdout": _kept(streams, 0), "stderr": _kept(streams, 1)}, keep_caches=keep_caches)
+                    streams={"stdout": _kept(streams, 0), "stderr": _kept(streams, 1)}, keep_caches=keep_caches,
+                    profile=profile)
     meta["finished"] = _now()
     return store.commit(run_id, tmp, meta)
 

@@ -118,7 +118,7 @@ def hardware(procs: list[dict], device: str | None) -> dict:
 
 
 def job_meta(run_dir: Path, *, argv: list[str], name: str, created: str, ended: str, exit_code: int | None,
-             wall_s: float, streams: dict, keep_caches: bool = False) -> dict:
+             wall_s: float, streams: dict, keep_caches: bool = False, profile: tuple[int, int] | None = None) -> dict:
     """meta.json of a recorded job, from what it wrote into `run_dir`."""
     procs = processes(run_dir)
     trace = trace_fields(run_dir / "trace")
@@ -143,7 +143,48 @@ def job_meta(run_dir: Path, *, argv: list[str], name: str, created: str, ended: 
         "trace": trace, "graphs": graphs,
         "timings": {"wall_s": wall_s, **({"compile_s": trace["compile_s"]} if trace.get("compile_s") else {})},
     }
+    if profile is not None:
+        meta["job"]["profile"] = profile_meta(run_dir, procs, *profile)
     return meta
+
+
+def profile_meta(run_dir: Path, procs: list[dict], warmup: int, steps: int) -> dict:
+    """meta.json's `job.profile` under `record --profile`: the traces written (paths in the run) and
+    what each process profiled, or in one line why there is none."""
+    files = sorted(p.relative_to(run_dir).as_posix() for p in (run_dir / "profile").glob("*.pt.trace.json"))
+    notes = [p["profile"] | {"pid": p.get("pid"), "rank": p.get("rank")} for p in procs
+             if isinstance(p.get("profile"), dict)]
+    out = {"warmup": warmup, "steps": steps, "files": files,
+           "processes": [n for n in notes if n.get("file") or n.get("error")]}
+    if not files:
+        out["reason"] = _no_profile(notes, warmup)
+    return out
+
+
+def _no_profile(notes: list[dict], warmup: int) -> str:
+    errors = [n["error"] for n in notes if n.get("error")]
+    most = max((n.get("optimizer_steps") or 0 for n in notes), default=0)
+    if errors:
+        return one_line(f"no profile: {errors[0]}")
+    if most == 0:
+        return ("no profile: the job never called a torch.optim optimizer's step(), which starts and stops "
+                "the profile")
+    if most <= warmup:
+        return (f"no profile: the job made {most} optimizer step{'s' if most > 1 else ''}; the profile starts "
+                f"after {warmup} (--profile-warmup) and needs one more")
+    return "no profile: the profiled process wrote no trace (killed before it could?)"
+
+
+def profile_note(meta: dict) -> str | None:
+    """One line on the profile of a run recorded with --profile (its files, or why none), else None."""
+    profile = (meta.get("job") or {}).get("profile")
+    if not profile:
+        return None
+    if not profile.get("files"):
+        return profile.get("reason") or "no profile"
+    files = profile["files"]
+    return f"profiled {profile['steps']} steps after {profile['warmup']}: " + (
+        ", ".join(files) if len(files) <= 3 else f"{len(files)} traces in profile/")
 
 
 def kept_note(meta: dict) -> str | None:

@@ -1,5 +1,5 @@
-"""`compile-viz record [--home H] [--name NAME] [--timeout S] [--keep-caches] [--] CMD [ARGS...]`: run a job unchanged
-and store everything torch.compile wrote about it."""
+"""`compile-viz record [--home H] [--name NAME] [--timeout S] [--keep-caches] [--profile [--profile-steps N]
+[--profile-warmup W]] [--] CMD [ARGS...]`: run a job unchanged and store everything torch.compile wrote about it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import argparse
 import sys
 
 from compile_viz.capture.record import exit_status, record, summary_line
-from compile_viz.capture.record_meta import kept_note
+from compile_viz.capture.record_meta import kept_note, profile_note
 from compile_viz.store import RunStore
 
 USAGE_ERROR = ("record needs a command: compile-viz record -- python train.py ... "
@@ -28,6 +28,12 @@ def register(sub) -> None:
                    help="keep Inductor's caches on (fresh, one per rank): faster for jobs that compile the same "
                         "graph again (FSDP's per-block frames, recompiles), but a graph served from the cache "
                         "has no debug folder of its own")
+    p.add_argument("--profile", action="store_true",
+                   help="also write a torch.profiler trace of a few training steps of each process that steps a "
+                        "torch.optim optimizer, to profile/ in the run (C++ kernels included on a CPU)")
+    p.add_argument("--profile-steps", type=int, default=3, metavar="N", help="with --profile: steps profiled (default 3)")
+    p.add_argument("--profile-warmup", type=int, default=2, metavar="W",
+                   help="with --profile: optimizer steps before the profile starts (default 2; the first compile)")
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]", help="the job's command line")
     p.set_defaults(func=run)
 
@@ -40,15 +46,21 @@ def run(args) -> int:
     if args.timeout is not None and args.timeout <= 0:
         print("compile-viz: --timeout must be more than 0 seconds", file=sys.stderr)
         return 2
+    if args.profile_steps < 1 or args.profile_warmup < 1:
+        print("compile-viz: --profile-steps and --profile-warmup must be at least 1", file=sys.stderr)
+        return 2
     try:
         store = RunStore(args.home)
     except OSError as e:
         print(f"compile-viz: cannot open the run store: {e}", file=sys.stderr)
         return 1
-    stored = record(cmd, store=store, name=args.name, timeout_s=args.timeout, keep_caches=args.keep_caches)
+    profile = (args.profile_warmup, args.profile_steps) if args.profile else None
+    stored = record(cmd, store=store, name=args.name, timeout_s=args.timeout, keep_caches=args.keep_caches,
+                    profile=profile)
     sys.stdout.flush()
     print(f"compile-viz: {summary_line(stored)}", file=sys.stderr)
-    if note := kept_note(stored.meta):
-        print(f"compile-viz: {note}", file=sys.stderr)
+    for note in (kept_note(stored.meta), profile_note(stored.meta)):
+        if note:
+            print(f"compile-viz: {note}", file=sys.stderr)
     print(stored.path, flush=True)
     return exit_status(stored)

@@ -23,6 +23,7 @@ import sys
 
 ENV = "COMPILE_VIZ_RECORD"
 PARENT_ENV = "COMPILE_VIZ_RECORD_PARENT"  # the pid of `compile-viz record`, whose child is the job
+PROFILE_ENV = "COMPILE_VIZ_RECORD_PROFILE"  # "WARMUP,STEPS" under `record --profile`
 RANK_MARK = "COMPILE_VIZ_RECORD_RANK_PID"  # set by a rank's first process, inherited by its children
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -44,7 +45,10 @@ def _install(run: str) -> None:
         os.environ[RANK_MARK] = str(os.getpid())
     if first_of_rank or str(os.getppid()) == os.environ.get(PARENT_ENV):
         record.write()
-    sys.meta_path.insert(0, _SchedulerWatch(run, record))
+    watch = {"torch._inductor.scheduler": _on_scheduler(run, record)}
+    if os.environ.get(PROFILE_ENV):
+        watch["torch.optim.optimizer"] = _on_optimizer(run, record, os.environ[PROFILE_ENV])
+    sys.meta_path.insert(0, _ModuleWatch(watch))
     previous = sys.excepthook
 
     def excepthook(kind, value, tb):
@@ -161,48 +165,80 @@ def _versions() -> dict:
     return out
 
 
-class _SchedulerWatch:
-    """A meta path finder that waits for `torch._inductor.scheduler`, lets the usual finders load
-    it, then sends its fusion logger to this process's file."""
+class _ModuleWatch:
+    """A meta path finder that waits for the modules it is given, lets the usual finders load each,
+    then calls that module's function with the module; it leaves sys.meta_path once all are seen."""
 
-    NAME = "torch._inductor.scheduler"
-
-    def __init__(self, run: str, record: _Process) -> None:
-        self.run, self.record = run, record
+    def __init__(self, then: dict) -> None:
+        self.then = dict(then)  # module name -> function(module)
 
     def find_spec(self, name, path=None, target=None):
-        if name != self.NAME:
+        if name not in self.then:
             return None
-        sys.meta_path.remove(self)
+        then = self.then.pop(name)
+        if not self.then:
+            sys.meta_path.remove(self)
         spec = None
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
+        for finder in list(sys.meta_path):
+            find = getattr(finder, "find_spec", None) if finder is not self else None
             spec = find(name, path, target) if find else None
             if spec is not None:
                 break
         if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
-        exec_module, run, record = spec.loader.exec_module, self.run, self.record
+        exec_module = spec.loader.exec_module
 
-        def exec_and_attach(module):
+        def exec_and_call(module):
             exec_module(module)
-            _attach_fusion_log(run)
-            record.compiling()
+            try:
+                then(module)
+            except Exception as e:  # the hook's part is lost, the job goes on
+                print(f"compile-viz record: {name}: {type(e).__name__}: {e}", file=sys.stderr)
 
-        spec.loader.exec_module = exec_and_attach
+        spec.loader.exec_module = exec_and_call
         return spec
 
 
-def _attach_fusion_log(run: str) -> None:
-    """Load compile_viz's fusion-log handler by its path (the job need not have compile_viz on
-    its path) and attach it."""
-    try:
-        import importlib.util
+def _on_scheduler(run: str, record: "_Process"):
+    """What to do once Inductor's scheduler is imported: send its fusion log to this process's file."""
 
-        source = os.path.join(os.path.dirname(HERE), "fusion_log.py")
-        spec = importlib.util.spec_from_file_location("_compile_viz_fusion_log", source)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+    def then(_module):
+        _attach_fusion_log(run)
+        record.compiling()
+
+    return then
+
+
+def _on_optimizer(run: str, record: "_Process", setting: str):
+    """What to do once torch.optim.optimizer is imported (`record --profile`): register the step
+    hook that profiles a few steps (compile_viz/capture/step_profile.py, loaded by its path)."""
+
+    def then(module):
+        try:
+            profile = _load("step_profile")
+            profile.install(module, run=run, setting=setting, record=record)
+        except Exception as e:
+            record.data["profile"] = {"error": f"{type(e).__name__}: {e}"}
+            raise
+
+    return then
+
+
+def _load(name: str):
+    """Load compile_viz/capture/<name>.py by its path: the job need not have compile_viz on its path."""
+    import importlib.util
+
+    source = os.path.join(os.path.dirname(HERE), f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_compile_viz_{name}", source)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _attach_fusion_log(run: str) -> None:
+    """Attach compile_viz's fusion-log handler."""
+    try:
+        module = _load("fusion_log")
         fallback = os.path.join(run, "logs", f"fusion-pid_{os.getpid()}.log")
         module.attach(module.beside_graphs(fallback))
     except Exception:  # no fusion log, but the job goes on
