@@ -177,6 +177,12 @@ def _compile_and_run(torch, spec, settings: dict, opts: CaptureOptions, result: 
         emit("measuring", "eager vs compiled")
         result["measure"] = _measure(torch, model, compiled, calls, settings, loss_fn, result, ladder=opts.ladder)
 
+    if opts.profile:
+        from compile_viz.capture.step_profile import profile_calls
+
+        emit("profiling", "torch.profiler: the compiled step once, then 3 times")
+        result["profile"] = profile_calls(torch, lambda: step(calls[-1]), device=device, run_dir=Path.cwd())
+
 
 def _measure(torch, model, compiled, calls, settings, loss_fn, result, *, ladder: bool = False) -> dict:
     """Return the meta.json summary of the measurement; the full data goes to measure.json in the run."""
@@ -216,6 +222,8 @@ def run(request: dict, result: dict) -> None:
         # C++ kernels only show up in torch.profiler with this on (one RECORD_FUNCTION per kernel)
         patch.setdefault("cpp.enable_kernel_profile", True)
         result["measure_inductor_options"] = {"cpp.enable_kernel_profile": patch["cpp.enable_kernel_profile"]}
+    if opts.profile and settings["device"] == "cpu":
+        patch.setdefault("cpp.enable_kernel_profile", True)  # C++ kernels appear in the profile only with this on
     with inductor_config.patch(patch) if patch else contextlib.nullcontext():
         _compile_and_run(torch, spec, settings, opts, result)
 

@@ -35,6 +35,7 @@ class CaptureOptions:
     # Hook for the later measurement issue (eager vs compiled, latency, profiler): see child._measure.
     measure: bool = False
     ladder: bool = False  # the backend ladder (and, inside Inductor, the bisector) even when correctness is ok
+    profile: bool = False  # a torch.profiler trace of the compiled step: profile/capture.pt.trace.json
     extra_env: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
