@@ -68,6 +68,7 @@ def test_record_profile_of_an_unchanged_training_script(tmp_path):
     _assert_compiled_kernels_in(traces[0])
     assert json.loads(traces[0].read_text())["compile_viz_steps"] == 3
     assert f"compile-viz: profiled 3 steps after 2: profile/{traces[0].name}" in done.stderr
+    _assert_launches_timed(run, steps=3)
 
 
 @pytest.mark.slow
@@ -80,6 +81,19 @@ def test_capture_profile_of_a_training_step(tmp_path):
     _assert_compiled_kernels_in(trace)
     steps = {e["name"] for e in _events(trace) if str(e.get("name", "")).startswith("ProfilerStep#")}
     assert steps == {"ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2"}
+    _assert_launches_timed(run, steps=3)
+
+
+def _assert_launches_timed(run, *, steps: int) -> None:
+    """At least 90% of the launches get a measured time, joined through parse --json; the others say why."""
+    doc = json.loads(_cli("parse", "--json", str(run), cwd=run).stdout)
+    launches = [la for g in doc["graphs"] for la in g["links"]["launches"]]
+    timed = [la for la in launches if "calls" in la["profile"]]
+    assert launches and len(timed) >= 0.9 * len(launches), [la["profile"] for la in launches if la not in timed]
+    assert all(la["profile"]["reason"] for la in launches if la not in timed)
+    summary = doc["profile"]
+    assert summary["device"] == "cpu" and summary["steps"] == steps and summary["unjoined_regions"] == 0
+    assert summary["launches_timed"] == len(timed)
 
 
 def test_a_job_without_an_optimizer_says_why_it_has_no_profile(tmp_path):
