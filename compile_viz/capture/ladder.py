@@ -11,6 +11,8 @@ child; torch is passed in. Nothing here is CPU-only.
 
 from __future__ import annotations
 
+import contextlib
+
 from compile_viz.capture import accuracy, correctness
 from compile_viz.measurements.ladder import NEXT_STEP, STAGES
 
@@ -53,8 +55,13 @@ def _stage(torch, model, args, settings: dict, make_step, base: dict, backend: s
     decided, the worst output, or the error it raised."""
     eager = base["eager"]
     torch._dynamo.reset()  # each backend compiles anew, from the same frame
+    # aot_eager_decomp_partition takes Inductor's decomposition table, whose random ops draw numbers
+    # in another pattern (native_dropout as rand + lt) unless fallback_random: the same rule as the
+    # verdict's, at compile time (the first call) and after
+    rule = (torch._inductor.config.patch(fallback_random=True) if eager["drew"] and backend != "inductor"
+            else contextlib.nullcontext())
     try:
-        with correctness.quiet_compile(torch):
+        with correctness.quiet_compile(torch), rule:
             fn = correctness.check_compile(torch, model, settings, backend=backend, fallback_random=eager["drew"])
             res = correctness.run_once(torch, make_step(fn, settings), args, base["grads"], base["state"],
                                        settings["device"])
