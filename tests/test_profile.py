@@ -107,3 +107,18 @@ def test_the_viewers_time_section(tmp_path, monkeypatch):
     assert len(table) == 200 and table["ms"].iloc[0] >= table["ms"].iloc[-1]
     assert table["module"].str.startswith("transformer.").any()
     st.cache_resource.clear()
+
+
+def test_record_profile_on_two_gpus():
+    """`compile-viz record --profile -- torchrun --nproc-per-node 2 train_gpt2_dist.py --strategy ddp`
+    on the H100s (bench/gpu_ladder_profile.sh): the hook's traces, one per rank, every launch timed,
+    the joined time equal to the device time inside compiled graphs, modules from each rank's log."""
+    report = time_report(str(JOBS / "gpt2_ddp_record_profile_2gpu.zip"))
+    s = report.summary
+    assert sorted(p.rank for p in report.runtime.profiles) == [0, 1] and s["steps"] == 3
+    assert s["launches_timed"] == s["launches"] == 432
+    assert abs(s["joined_us"] - s["in_compiled_us"]) <= 0.1 * s["in_compiled_us"]
+    for rank in ("rank 0", "rank 1"):
+        mine = [r for r in report.rows if r.label.startswith(rank + " ·")]
+        assert len(mine) == 216 and any(r.module.startswith("transformer.h.") for r in mine)
+        assert all(r.source_lines for r in mine[:10])

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from compile_viz.artifacts import parse_path, read_profiles
 from compile_viz.artifacts.model import DebugParse
-from compile_viz.artifacts.trace.module_paths import read_dynamo_inputs
+from compile_viz.artifacts.trace.module_paths import read_dynamo_inputs_by_rank
 from compile_viz.linking import build_index
 from compile_viz.linking.graph_labels import graph_labels, graph_rank
 from compile_viz.linking.hierarchy import graph_launch_modules
@@ -105,8 +105,9 @@ def time_report(path: str, *, parse: DebugParse | None = None, logs=()) -> TimeR
     parse = parse or parse_path(path)
     runtime = join_profiles(parse.graphs, profiles, graph_rank)
     indexes = {g.id: build_index(g) for g in parse.graphs if g.id in runtime.graphs}
-    inputs = read_dynamo_inputs(path)
-    modules = {gid: graph_launch_modules(parse.graphs, parse.graph(gid), index, inputs)
+    inputs = read_dynamo_inputs_by_rank(path)  # a rank's graphs take its own log's inputs
+    modules = {gid: graph_launch_modules(parse.graphs, parse.graph(gid), index,
+                                         inputs.get(graph_rank(parse.graph(gid)), inputs.get(None, [])))
                for gid, index in indexes.items()}
     labels = {gid: label.text for gid, label in graph_labels(parse.graphs, logs).items()}
     return TimeReport(parse, runtime, tuple(time_rows(parse, runtime, indexes, labels, modules)))

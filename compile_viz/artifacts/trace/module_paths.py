@@ -92,3 +92,23 @@ def read_dynamo_inputs(path: str) -> list[tuple[DynamoInput, ...]]:
         return []
     logs = trace_logs(path, skip_dirs=("debug",))
     return scan_dynamo_inputs(logs[0][1]) if len(logs) == 1 else []
+
+
+def read_dynamo_inputs_by_rank(path: str) -> dict[int | None, list[tuple[DynamoInput, ...]]]:
+    """The Dynamo input lists of each rank's TORCH_TRACE log at or under `path` ({None: ...} for a
+    run of one log without a rank); {} when there is none."""
+    import os
+
+    from compile_viz.artifacts.trace.discover import RANK_IN_NAME, trace_logs
+
+    if not os.path.exists(path):
+        return {}
+    logs = trace_logs(path, skip_dirs=("debug",))
+    if len(logs) == 1:
+        return {None: scan_dynamo_inputs(logs[0][1])}
+    out = {}
+    for name, data in logs:
+        m = RANK_IN_NAME.search(os.path.basename(name))
+        if m:
+            out[int(m.group(1))] = scan_dynamo_inputs(data)
+    return out
