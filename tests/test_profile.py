@@ -106,6 +106,8 @@ def test_the_viewers_time_section(tmp_path, monkeypatch):
     table = next(d for d in at.dataframe if "kernel" in d.value.columns).value
     assert len(table) == 200 and table["ms"].iloc[0] >= table["ms"].iloc[-1]
     assert table["module"].str.startswith("transformer.").any()
+    # the source pane gives its file's lines their measured time
+    assert any(c.value.startswith("Measured in the profile, this file's lines: line ") for c in at.caption)
     st.cache_resource.clear()
 
 

@@ -16,6 +16,7 @@ from compile_viz.render.compiles import stack_html
 from compile_viz.render.fx_dot import GraphView, fx_dot, kinds_present
 from compile_viz.render.notes import ARTIFACT_NOTES, KIND_NOTES
 from compile_viz.render.palette import legend_html
+from compile_viz.render.profile import line_times_text
 from compile_viz.render.selection import Selection
 from compile_viz.render.svg import LayoutError, have_dot, svg_panel
 from compile_viz.ui import loaders
@@ -155,3 +156,6 @@ def source_pane(info: RunInfo, graph: GraphParse, sel: Selection) -> None:
     else:
         st.caption(f"`{file}` is not on this machine: showing the lines the FX comments quote.")
     st.html(panels.source_html(found[1] if found else None, snippets.get(file, {}), marked, height_px=320))
+    report = loaders.load_time_report(info.key)  # the job's own profile, when it has one
+    if report is not None and (times := line_times_text(report.by_line(), file)):
+        st.caption(f"Measured in the profile, this file's lines: {times}")
