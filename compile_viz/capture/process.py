@@ -49,6 +49,17 @@ def child_env(tmp: Path) -> dict[str, str]:
     return env
 
 
+def file_tail(path: Path, limit: int) -> str:
+    """The last `limit` bytes of a file as text ("" when it cannot be read): a process's stderr."""
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
 def kill_group(proc: subprocess.Popen, grace_s: float = 3.0) -> None:
     """Terminate the child's whole process group (compile workers included), then kill it."""
     if os.name != "posix":

@@ -20,6 +20,16 @@ def one_line(text: str, limit: int = MAX_REASON) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
+def signal_name(num: int) -> str:
+    """SIGKILL for 9; "signal N" for a number that names no signal here."""
+    import signal
+
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
 def _summary(reason: str) -> str:
     lines = [ln.strip() for ln in reason.splitlines() if ln.strip()]
     # The first line is often the generic "Encountered graph break when attempting to trace ...".

@@ -34,7 +34,6 @@ HOOK_DIR = Path(__file__).resolve().parent / "record_hook"
 HOOK_ENV = "COMPILE_VIZ_RECORD"
 KEEP_BYTES = 32 * 1024 * 1024  # of each stream's head, and again of its tail
 STOP_GRACE_S = (10.0, 5.0)  # after SIGINT, then after SIGTERM, before SIGKILL
-ERROR_TAIL = 64 * 1024  # the stderr bytes searched for the job's error line
 PROFILE_ENV = HOOK_ENV + "_PROFILE"  # "WARMUP,STEPS": the hook profiles that many optimizer steps
 KERNEL_PROFILE_ENV = "TORCHINDUCTOR_CPP_ENABLE_KERNEL_PROFILE"  # torch._inductor.config.cpp.enable_kernel_profile
 
@@ -206,7 +205,7 @@ def exit_status(run: Run) -> int:
     says it); 130 when interrupted; 1 when the job could not start or compiled nothing."""
     job = run.meta.get("job") or {}
     code = job.get("exit_code")
-    if job.get("ended", "exited") != "exited" and str(job.get("ended")).startswith("interrupted"):
+    if str(job.get("ended", "")).startswith("interrupted"):
         return 130
     if code is None:
         return 1

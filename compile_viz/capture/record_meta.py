@@ -1,6 +1,6 @@
 """What a recorded job's run says of itself (its meta.json), read from what the job wrote: the
 record hook's process records, the TORCH_TRACE logs, the debug tree and the generated code.
-Also fills the same fields for a folder recorded by hand and imported (`job_facts`). Torch-free.
+Torch-free.
 """
 
 from __future__ import annotations
@@ -10,11 +10,13 @@ import os
 import platform
 from pathlib import Path
 
-from compile_viz.capture.reasons import one_line
+from compile_viz.capture.process import file_tail
+from compile_viz.capture.reasons import one_line, signal_name
 from compile_viz.capture.runner import inductor_graphs  # the same list a capture keeps
 from compile_viz.trace_import import code_facts, trace_fields
 
 KIND = "job"  # meta["kind"] of a recorded job
+ERROR_TAIL = 64 * 1024  # the stderr bytes searched for the job's error line
 
 
 def processes(run_dir: Path) -> list[dict]:
@@ -55,7 +57,7 @@ def failure(procs: list[dict], ended: str, exit_code: int | None, stderr_tail: s
     if ended != "exited":
         head = ended
     elif exit_code is not None and exit_code < 0:
-        head = f"killed by {_signal_name(-exit_code)}"
+        head = f"killed by {signal_name(-exit_code)}"
     else:
         head = f"exited with code {exit_code}"
     if ranked:
@@ -77,25 +79,6 @@ def _error_line(text: str) -> str:
         if ":" in line and (head.endswith(("Error", "Exception", "Interrupt")) or head == "AssertionError"):
             return line
     return lines[-1] if lines else ""
-
-
-def _signal_name(num: int) -> str:
-    import signal
-
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
-
-
-def _tail(path: Path, limit: int) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(0, os.SEEK_END)
-            f.seek(max(0, f.tell() - limit))
-            return f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 def versions(procs: list[dict]) -> dict:
@@ -124,7 +107,7 @@ def job_meta(run_dir: Path, *, argv: list[str], name: str, created: str, ended: 
     trace = trace_fields(run_dir / "trace")
     device, dtype = code_facts(run_dir)
     graphs = inductor_graphs(run_dir / "debug")
-    reason = failure(procs, ended, exit_code, _tail(run_dir / "logs" / "stderr.txt", 64 * 1024))
+    reason = failure(procs, ended, exit_code, file_tail(run_dir / "logs" / "stderr.txt", ERROR_TAIL))
     if reason is None and not graphs and not trace.get("graphs"):
         reason = ("the job ran but compiled nothing: no torch.compile'd function was called, or the job "
                   "ran under `python -I`/`-S`, which skip the record hook")

@@ -9,7 +9,6 @@ import json
 import platform
 import queue
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -20,9 +19,9 @@ from pathlib import Path
 
 from compile_viz.capture import warm as warm_child
 from compile_viz.capture.options import CaptureOptions
-from compile_viz.capture.process import child_env, kill_group, kill_leftovers
+from compile_viz.capture.process import child_env, file_tail, kill_group, kill_leftovers
 from compile_viz.capture.protocol import REQUEST_FILE, RESULT_FILE, Progress, parse_progress
-from compile_viz.capture.reasons import one_line
+from compile_viz.capture.reasons import one_line, signal_name
 from compile_viz.capture.userfile import ModelRef, ModelRefError, resolve_model_ref
 from compile_viz.store import Run, RunStore, new_run_id
 
@@ -176,7 +175,7 @@ def _outcome(tmp: Path, returncode: int, ended: str, last_phase: str, timeout_s:
         result = json.loads((logs / RESULT_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         result = {}
-    stderr_tail = _tail(logs / "stderr.txt")
+    stderr_tail = file_tail(logs / "stderr.txt", STDERR_TAIL)
     meta = {k: v for k, v in result.items() if k not in ("status", "reason")}
     meta.update(exit_code=returncode, stderr_tail=stderr_tail, phase=result.get("phase", last_phase))
     meta.setdefault("timings", {})
@@ -190,7 +189,7 @@ def _outcome(tmp: Path, returncode: int, ended: str, last_phase: str, timeout_s:
     elif result.get("reason"):
         reason = result["reason"]
     elif returncode is not None and returncode < 0:
-        reason = f"child process died from {_signal_name(-returncode)} while {last_phase}"
+        reason = f"child process died from {signal_name(-returncode)} while {last_phase}"
     else:
         last = next((ln for ln in reversed(stderr_tail.splitlines()) if ln.strip()), "")
         reason = one_line(f"child exited with code {returncode} while {last_phase}: {last}")
@@ -199,19 +198,6 @@ def _outcome(tmp: Path, returncode: int, ended: str, last_phase: str, timeout_s:
     return meta
 
 
-def _signal_name(num: int) -> str:
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
-
-
-def _tail(path: Path, limit: int = STDERR_TAIL) -> str:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return ""
-    return data[-limit:].decode("utf-8", "replace")
 
 
 def inductor_graphs(debug_dir: Path) -> list[str]:
