@@ -8,8 +8,10 @@ import json
 import sys
 
 from compile_viz.artifacts import DiscoveryError, profile_files
+from compile_viz.compare.sides import CompareError, run_path
 from compile_viz.linking.time_report import time_report
 from compile_viz.render.profile_export import perfetto_trace
+from compile_viz.store import RunStore
 
 NO_PROFILE = ("{run} holds no torch.profiler trace: record the job with `compile-viz record --profile -- ...`, "
               "capture with --profile, or put its *.pt.trace.json beside the logs before importing it")
@@ -27,12 +29,10 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from compile_viz.cli.why import _locate  # a run named as diff and why name one
-
     try:
-        path = _locate(args.run, args.home)
+        path = run_path(args.run, RunStore(args.home) if args.home else None)
         report = time_report(path)
-    except DiscoveryError as e:
+    except (CompareError, DiscoveryError) as e:
         print(f"compile-viz: {e}", file=sys.stderr)
         return 2
     if report is None:

@@ -28,16 +28,14 @@ def register(sub) -> None:
 
 
 def _locate(ref: str, home: str | None) -> str:
-    """What parse_path reads for a run named as `compile-viz diff` names one: a stored run's whole
-    folder (its debug/ tree and logs/fusion.log), else the zip or debug tree."""
-    from compile_viz.compare.sides import CompareError, locate_run
+    """compare.sides.run_path, failing as the parsers do (DiscoveryError)."""
+    from compile_viz.compare.sides import CompareError, run_path
     from compile_viz.store import RunStore
 
     try:
-        debug, _, folder, _ = locate_run(ref, RunStore(home) if home else None)
+        return run_path(ref, RunStore(home) if home else None)
     except CompareError as e:
         raise DiscoveryError(str(e)) from None
-    return str(folder or debug)
 
 
 def _launch_of(index, ref: str) -> int | None:

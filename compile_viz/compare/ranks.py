@@ -11,12 +11,19 @@ holding the lowest rank). Stdlib only.
 
 from __future__ import annotations
 
+import os
 import re
+import zipfile
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from compile_viz.artifacts.discover import DiscoveryError
+from compile_viz.artifacts.trace.discover import trace_logs
 from compile_viz.artifacts.trace.model import CompileRecord, TraceGraph, TraceLog
+from compile_viz.artifacts.trace.read import parse_trace
+from compile_viz.compare.sides import CompareError, run_path
 
 OP = re.compile(r"torch\.ops\.([\w.]+)")
 COLLECTIVE = re.compile(r"(?:_c10d_functional|c10d_functional|c10d|_dtensor)\.\w+")
@@ -249,24 +256,12 @@ def _list(ranks: list[int]) -> str:
 def rank_logs(ref: str, store=None) -> list[TraceLog]:
     """The TORCH_TRACE logs, one per rank, of a run named by `ref` (a run id or folder, a run zip,
     a log, a folder of logs or a zip of one). CompareError (one line) when there is none."""
-    import os
-    from pathlib import Path
-
-    from compile_viz.artifacts.discover import DiscoveryError
-    from compile_viz.artifacts.trace.discover import trace_logs
-    from compile_viz.artifacts.trace.read import parse_trace
-    from compile_viz.compare.sides import CompareError, locate_run
-
     path = Path(ref).expanduser()
-    where = str(path)
-    if not path.exists() or (path.is_dir() and not (path / "meta.json").is_file()):
-        if not path.exists():
-            _, _, folder, zip_path = locate_run(ref, store)
-            where = str(folder / "trace") if folder else str(zip_path)
-    elif path.is_dir():
-        where = str(path / "trace")
+    where = str(path) if path.is_file() and not zipfile.is_zipfile(path) else run_path(ref, store)
+    if os.path.isdir(os.path.join(where, "trace")):  # a run folder: its trace/, not its debug tree
+        where = os.path.join(where, "trace")
     try:
-        logs = trace_logs(where) if os.path.exists(where) else []
+        logs = trace_logs(where)
     except DiscoveryError as e:
         raise CompareError(str(e)) from None
     if not logs:

@@ -106,6 +106,13 @@ def locate_run(ref: str, store: RunStore | None) -> tuple[Path, dict, Path | Non
             raise CompareError(str(e)) from None
 
 
+def run_path(ref: str, store: RunStore | None = None) -> str:
+    """What parse_path reads for a run named by `ref`: a stored run's whole folder (its debug/ tree,
+    logs/, trace/ and profile/), else the zip or debug tree. CompareError (one line) when there is none."""
+    debug, _, folder, _ = locate_run(ref, store)
+    return str(folder or debug)
+
+
 def _bundled(name: str, store: RunStore | None) -> Path:
     try:
         return open_bundled(name, store).path
