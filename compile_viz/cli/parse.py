@@ -68,10 +68,11 @@ def _profiled_json(args, run_part, jobs) -> int:
     from compile_viz.linking.time_report import time_report
 
     graphs = [job() for job in jobs]
-    report = time_report(args.path, parse=replace(run_part, graphs=tuple(graphs)))
+    # no graph names in the document: the logs are not read
+    report = time_report(args.path, parse=replace(run_part, graphs=tuple(graphs)), logs=())
     warnings = [str(w) for w in run_part.warnings]
-    texts = ((graph_text(g, report.runtime.graphs.get(g.id, False)), tuple(str(w) for w in g.warnings))
-             for g in graphs)
+    texts = ((graph_text(g, report.runtime.graphs.get(g.id, False), report.indexes.get(g.id)),
+              tuple(str(w) for w in g.warnings)) for g in graphs)
     write_document(run_part, _texts(texts, warnings), sys.stdout, profile=report.summary)
     if getattr(args, "strict", False):
         return strict_exit(run_part.root, warnings)

@@ -93,10 +93,10 @@ def graph_json(g: GraphParse) -> dict:
     return json.loads(graph_text(g))
 
 
-def graph_text(g: GraphParse, times=None) -> str:
+def graph_text(g: GraphParse, times=None, index: GraphIndex | None = None) -> str:
     """One graph's document as JSON text: its keys in order, the node lists written by hand; with
     `times` (linking.profile.GraphTime, or False for a profiled run's graph that none joined), each
-    launch's measured time (or why it has none)."""
+    launch's measured time (or why it has none). `index`: the graph's, when already built."""
     from compile_viz.linking import build_index  # the linking layer is loaded for --json only
 
     parts = [_ENCODE({"id": g.id, "kind": g.kind, "files": list(g.folder.files)})[:-1], ',"fx_nodes":']
@@ -104,7 +104,7 @@ def graph_text(g: GraphParse, times=None) -> str:
     parts.append(',"post_grad_nodes":')
     _nodes_parts(g.post_grad_graph.nodes if g.post_grad_graph else (), parts)
     parts += [",", _ENCODE(_graph_rest(g))[1:-1], ',"links":']
-    _links_parts(build_index(g), parts, times)
+    _links_parts(index or build_index(g), parts, times)
     parts.append("}")
     return "".join(parts)
 

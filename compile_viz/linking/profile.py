@@ -102,18 +102,14 @@ def _score(names: list[str], gen: list[str]) -> int:
 
 
 def _graph_of(region: ProfileRegion, graphs: Sequence[GraphParse], gens: dict[str, list[str]]) -> GraphParse | None:
+    """The graph whose generated kernels the region ran: the most of them in order, a graph all of
+    whose kernels it ran first among equals; None below half of that graph's kernels."""
     names = _region_names(region)
-    best, best_score = None, 0
-    for g in graphs:
-        gen = gens[g.id]
-        score = _score(names, gen)
-        if score > best_score or (score == best_score and best is not None and score and
-                                  len(gen) == score and len(gens[best.id]) != best_score):
-            best, best_score = g, score
-    if best is None:
+    scored = [((hits := _score(names, gens[g.id]), hits == len(gens[g.id])), g) for g in graphs]
+    if not scored:
         return None
-    gen = gens[best.id]
-    return best if best_score >= max(1, len(gen) // 2) else None
+    (hits, _), best = max(scored, key=lambda item: item[0])  # the first of the best, as graphs come
+    return best if hits >= max(1, len(gens[best.id]) // 2) else None
 
 
 def _walk(graph: GraphParse, region: ProfileRegion, totals: dict, calls: dict, missing: set, owners: dict) -> float:
@@ -155,7 +151,7 @@ def _give(kernels: list[ProfileKernel], externs: list[int], totals: dict, calls:
         target = externs[min(n, len(externs) - 1)]
         owners[(k.ts, k.name)] = target
         totals[target] += k.dur_us
-        if n < len(externs) or target != externs[-1]:
+        if n < len(externs):  # a call counted once, at its first kernel
             calls[target] += 1
     return 0.0
 

@@ -47,6 +47,7 @@ class TimeReport:
     parse: DebugParse
     runtime: RunTime
     rows: tuple[TimeRow, ...]  # every timed launch, the longest first
+    indexes: dict[str, GraphIndex]  # of the graphs the profile timed (parse --json writes their links)
 
     @property
     def summary(self) -> dict:
@@ -96,9 +97,9 @@ def time_rows(parse: DebugParse, runtime: RunTime, indexes: dict[str, GraphIndex
     return sorted(rows, key=lambda r: -r.total_us)
 
 
-def time_report(path: str, *, parse: DebugParse | None = None, logs=()) -> TimeReport | None:
+def time_report(path: str, *, parse: DebugParse | None = None, logs=None) -> TimeReport | None:
     """The time report of a run, or None when it holds no profile. `parse` and `logs` (the run's
-    TORCH_TRACE logs, for naming graphs) may be given when already read."""
+    TORCH_TRACE logs, for naming graphs; read from the run when None) may be given when already read."""
     profiles = read_profiles(path)
     if not profiles:
         return None
@@ -109,5 +110,15 @@ def time_report(path: str, *, parse: DebugParse | None = None, logs=()) -> TimeR
     modules = {gid: graph_launch_modules(parse.graphs, parse.graph(gid), index,
                                          inputs.get(graph_rank(parse.graph(gid)), inputs.get(None, [])))
                for gid, index in indexes.items()}
+    if logs is None:
+        logs = _trace_logs(path)
     labels = {gid: label.text for gid, label in graph_labels(parse.graphs, logs).items()}
-    return TimeReport(parse, runtime, tuple(time_rows(parse, runtime, indexes, labels, modules)))
+    return TimeReport(parse, runtime, tuple(time_rows(parse, runtime, indexes, labels, modules)), indexes)
+
+
+def _trace_logs(path: str) -> list:
+    """The run's TORCH_TRACE logs (its trace/, not its debug tree), read; [] when it has none."""
+    from compile_viz.artifacts.trace.discover import trace_logs
+    from compile_viz.artifacts.trace.read import parse_trace
+
+    return [parse_trace(data, path=name) for name, data in trace_logs(path, skip_dirs=("debug",))]
