@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 SUFFIXES = (".log", ".txt", ".gz", ".trace")
 SNIFF_BYTES = 4096
 RUN_TRACE_DIR = "trace"  # a run folder the capture wrote holds debug/ and trace/ side by side
-RANK_IN_NAME = re.compile(r"rank_(\d+)")  # a per-rank log: dedicated_log_torch_trace_rank_3_....log
 AOT_ID_IN_FOLDER = re.compile(r"__(\d+_(?:forward|backward|inference))_")  # model__0_forward_1.0
 
 
@@ -133,10 +132,12 @@ def kernel_stack_fields(reader: ArtifactReader, folders: list[GraphFolder]) -> t
     if len(logs) == 1:
         scopes = [(logs[0], folders)]
     else:
+        from compile_viz.artifacts.trace.read import rank_of  # several logs: one per rank
+
         scopes = []
         for log in logs:
-            m = RANK_IN_NAME.search(os.path.basename(log[0]))
-            mine = [f for f in folders if m and f"rank_{m.group(1)}" in f.location.split("/")]
+            rank = rank_of(log[0])
+            mine = [f for f in folders if rank is not None and f"rank_{rank}" in f.location.split("/")]
             if mine:
                 scopes.append((log, mine))
     if not scopes:

@@ -99,7 +99,8 @@ def read_dynamo_inputs_by_rank(path: str) -> dict[int | None, list[tuple[DynamoI
     run of one log without a rank); {} when there is none."""
     import os
 
-    from compile_viz.artifacts.trace.discover import RANK_IN_NAME, trace_logs
+    from compile_viz.artifacts.trace.discover import trace_logs
+    from compile_viz.artifacts.trace.read import rank_of
 
     if not os.path.exists(path):
         return {}
@@ -108,7 +109,6 @@ def read_dynamo_inputs_by_rank(path: str) -> dict[int | None, list[tuple[DynamoI
         return {None: scan_dynamo_inputs(logs[0][1])}
     out = {}
     for name, data in logs:
-        m = RANK_IN_NAME.search(os.path.basename(name))
-        if m:
-            out[int(m.group(1))] = scan_dynamo_inputs(data)
+        if (rank := rank_of(name)) is not None:
+            out[rank] = scan_dynamo_inputs(data)
     return out
