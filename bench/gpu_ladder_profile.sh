@@ -4,9 +4,7 @@
 # mixture of experts among them (capture --ladder). Figures and zips under OUT_DIR.
 set -uo pipefail
 OUT=${1:?usage: gpu_ladder_profile.sh OUT_DIR}
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-PY=${PY:-python3}
+. "$(dirname "$0")/gpu_env.sh"
 H=$(mktemp -d)
 run=$($PY -m compile_viz record --home "$H" --profile -- torchrun --nproc-per-node 2 tests/jobs/train_gpt2_dist.py \
       --strategy ddp --steps 7 2> "$H/record_profile.log" | tail -n 1)

@@ -4,9 +4,7 @@
 # folder (as a run imported with its profile beside it), export the runs as zips into OUT_DIR.
 set -uo pipefail
 OUT=${1:?usage: gpu_profiled_jobs.sh OUT_DIR}
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-PY=${PY:-python3}
+. "$(dirname "$0")/gpu_env.sh"
 HOME_DIR=$(mktemp -d)
 one() {  # name, command...
   local name=$1; shift

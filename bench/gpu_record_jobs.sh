@@ -7,9 +7,7 @@ set -uo pipefail
 OUT=${1:?usage: gpu_record_jobs.sh OUT_DIR [STRATEGY...] }; shift
 STRATEGIES=${STRATEGIES:-${*:-ddp fsdp2}}
 ROUNDS=${ROUNDS:-2}
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 PYTHONUNBUFFERED=1
-export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}
-PY=${PY:-python3}
+. "$(dirname "$0")/gpu_env.sh"
 mkdir -p "$OUT"
 $PY -c 'import torch, triton, transformers; print("torch", torch.__version__, "triton", triton.__version__, "transformers", transformers.__version__, "gpus", torch.cuda.device_count(), torch.cuda.get_device_name(0))'
 for s in $STRATEGIES; do
