@@ -210,6 +210,7 @@ def _links_parts(index: GraphIndex, parts: list[str], times=None) -> None:
             "buffers": list(la.buffers),
             "source_lines": [list(x) for x in la.source_lines],
             "evidence": la.evidence,
+            "basis": {"nodes": la.basis.nodes, "source_lines": la.basis.source_lines},
             **({} if times is None else {"profile": _launch_time(times, la.index)}),
         }
         for la in index.launches

@@ -21,7 +21,11 @@ from compile_viz.linking.groups import align_groups, group_links
 from compile_viz.linking.helpers import invert, lines_of_nodes, node_order, node_users
 from compile_viz.linking.model import (
     AOT,
+    BASES,
+    INFERRED,
     POST_GRAD,
+    PROVENANCE,
+    STACK_TRACES,
     GraphIndex,
     GraphSummary,
     LaunchLink,
@@ -92,9 +96,14 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
         s_fusion_group(link, fusion_group)
         s_buffers(link, buffers)
         traced = stacks.of_launch(i, la.kernel) if stacks is not None else None
+        nodes_basis = PROVENANCE if evidence[i] == PROVENANCE else INFERRED
         # the trace's own stacks, when it has them for this launch: exact, backward included
-        s_source_lines(link, (traced.innermost if traced is not None else ())
-                       or _source_lines(pg, post_lines, fx_nodes, aot_lines))
+        if traced is not None and traced.innermost:
+            s_source_lines(link, traced.innermost)
+            s_basis(link, BASES[(nodes_basis, STACK_TRACES)])
+        else:
+            s_source_lines(link, _source_lines(pg, post_lines, fx_nodes, aot_lines))
+            s_basis(link, BASES[(nodes_basis, nodes_basis)])
         s_evidence(link, evidence[i])
         s_line(link, la.line)
         links.append(link)
@@ -111,9 +120,9 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
 
 # filled through their slots, not the frozen __init__: see slot_setters
 (s_index, s_kernel, s_is_extern, s_kind, s_post_grad_nodes, s_fx_nodes, s_scheduler_nodes, s_fusion_group, s_buffers,
- s_source_lines, s_evidence, s_line) = slot_setters(LaunchLink, (
+ s_source_lines, s_evidence, s_line, s_basis) = slot_setters(LaunchLink, (
     "index", "kernel", "is_extern", "kind", "post_grad_nodes", "fx_nodes", "scheduler_nodes", "fusion_group",
-    "buffers", "source_lines", "evidence", "line"))
+    "buffers", "source_lines", "evidence", "line", "basis"))
 
 
 def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per_launch=None) -> bool:

@@ -12,6 +12,30 @@ from compile_viz.artifacts.frozen import frozen
 AOT = "aot_graph"  # fx_graph_readable.py: the artifact's name in artifacts/kinds.py
 POST_GRAD = "post_grad_graph"  # fx_graph_transformed.py, likewise
 
+# What a link rests on (LaunchLink.basis): PyTorch's own record, or our inference without it.
+PROVENANCE = "provenance"  # the provenance JSON (torch >= 2.8 with the trace, or INDUCTOR_PROVENANCE=1)
+STACK_TRACES = "stack_traces"  # the trace's per-launch user stacks (inductor_provenance_tracking_kernel_stack_traces)
+INFERRED = "inferred"  # Inductor's comments, the graph's structure and the buffers a launch passes
+EXACT_HINT = "capture with torch ≥ 2.8 and the trace (TORCH_TRACE) to make them exact"
+
+
+@frozen(slots=True)
+class Basis:
+    """What one launch's links rest on, per field: its nodes (post-grad, and the AOT nodes read from
+    them) and its source lines."""
+
+    nodes: str  # PROVENANCE | INFERRED
+    source_lines: str  # STACK_TRACES | PROVENANCE (the lines of the JSON's nodes) | INFERRED
+
+    @property
+    def inferred(self) -> bool:
+        """Whether any of its links is inferred."""
+        return INFERRED in (self.nodes, self.source_lines)
+
+
+# the few there are, made once and shared by every launch
+BASES = {(n, s): Basis(n, s) for n in (PROVENANCE, INFERRED) for s in (STACK_TRACES, PROVENANCE, INFERRED)}
+
 
 @frozen(slots=True)
 class LaunchLink:
@@ -29,6 +53,7 @@ class LaunchLink:
     source_lines: tuple[tuple[str, int], ...]  # user (file, line) pairs, sorted
     evidence: str  # provenance | comments | structure | order : how the post-grad nodes were found
     line: int  # line of the launch in output_code.py
+    basis: Basis = BASES[(INFERRED, INFERRED)]  # what its nodes and source lines rest on
 
 
 @frozen(slots=True)

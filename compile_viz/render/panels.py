@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from html import escape
 
 from compile_viz.artifacts.model import FxGraph, Kernel, KernelLaunch
-from compile_viz.linking.model import GraphIndex
+from compile_viz.linking.model import EXACT_HINT, INFERRED, PROVENANCE, STACK_TRACES, GraphIndex, LaunchLink
 from compile_viz.render.code_html import highlight_code, plain_lines_html
 from compile_viz.render.palette import SELECTED, kind_color, kind_label
 
@@ -98,6 +98,28 @@ def meta_table_html(rows: list[MetaRow]) -> str:
     body = "".join(f"<tr><th {_TD} align=left>{escape(r.label)}</th><td {_TD}><code>{escape(r.value)}</code></td></tr>"
                    for r in rows)
     return f'<table class="cv-meta" style="border-collapse:collapse;font-size:12px">{body}</table>'
+
+
+# how an inferred launch's nodes were found (LaunchLink.evidence), for a person
+_EVIDENCE_WORDS = {"comments": "the kernel's own comments", "structure": "its sub-graph found again in the graph",
+                   "order": "what it can compute, in graph order"}
+_BASIS_WORDS = {PROVENANCE: "PyTorch's provenance", STACK_TRACES: "the trace's user stacks", INFERRED: "inferred"}
+
+
+def basis_html(launch: LaunchLink) -> str:
+    """Return one line on what the launch's links rest on: a visible mark when any is inferred, with
+    what would make it exact; a quiet line when PyTorch recorded them."""
+    b = launch.basis
+    nodes = _BASIS_WORDS.get(b.nodes, b.nodes)
+    if b.nodes == INFERRED:
+        nodes += f" from {_EVIDENCE_WORDS.get(launch.evidence, escape(launch.evidence))}"
+    lines = _BASIS_WORDS.get(b.source_lines, b.source_lines)
+    if not b.inferred:
+        return (f'<div class="cv-basis cv-basis-exact" style="font-size:12px;color:#555">Links recorded by PyTorch: '
+                f'nodes from {nodes}, source lines from {lines}.</div>')
+    return ('<div class="cv-basis cv-basis-inferred" style="font-size:12px;background:#fff4ce;border:1px solid #e0b400;'
+            f'border-radius:4px;padding:2px 6px">&#9888; <b>Inferred links</b>: nodes {escape(nodes)}, source lines '
+            f'{escape(lines)}; {escape(EXACT_HINT)}.</div>')
 
 
 def launches_html(launches: list[KernelLaunch], selected: frozenset[int]) -> str:

@@ -100,6 +100,7 @@ def code_pane(graph: GraphParse, index: GraphIndex, sel: Selection) -> None:
             meta = kernel_meta(kernel)
         except Exception:  # metadata is a nicety; a kernel we cannot read still shows its code
             meta = None
+    st.html(panels.basis_html(launch))
     st.html(panels.meta_table_html(panels.kernel_meta_rows(kernel, meta, launch.kind)))
     with st.popover(f"About {launch.kind.replace('_', ' ')} kernels"):
         st.markdown(KIND_NOTES.get(launch.kind, KIND_NOTES["none"]))

@@ -1,0 +1,75 @@
+"""What each link rests on (LaunchLink.basis): PyTorch's provenance and the trace's stacks when the run
+has them, "inferred" when they are hidden, in `parse --json` and in the Viewer."""
+
+from __future__ import annotations
+
+import json
+from html import escape
+import zipfile
+from pathlib import Path
+
+from compile_viz.linking.model import EXACT_HINT
+from tests.conftest import ROOT
+from tests.test_parse_cli import run_cli
+
+RUN = ROOT / "tests/fixtures/third_party/timm_vit_train.zip"  # a training step: forward and backward
+
+
+def _unpacked(tmp_path: Path, *, hidden: bool) -> Path:
+    """The run's folder; `hidden`: without its provenance JSON and its trace, as a debug folder
+    captured with torch before 2.8 or without TORCH_TRACE would be."""
+    out = tmp_path / ("hidden" if hidden else "full")
+    with zipfile.ZipFile(RUN) as z:
+        z.extractall(out)
+    if hidden:
+        for p in out.rglob("inductor_provenance_tracking_node_mappings*.json"):
+            p.unlink()
+        for p in (out / "trace").iterdir():
+            p.unlink()
+        (out / "trace").rmdir()
+    return out
+
+
+def _launches(folder: Path) -> dict[str, list[dict]]:
+    proc = run_cli("parse", "--json", str(folder))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    return {g["id"]: g["links"]["launches"] for g in doc["graphs"]}
+
+
+def test_parse_json_says_provenance_with_the_json_and_inferred_without(tmp_path):
+    full = _launches(_unpacked(tmp_path, hidden=False))
+    (forward,) = [launches for gid, launches in full.items() if "forward" in gid]
+    assert len(forward) > 5
+    for la in forward:
+        assert la["basis"]["nodes"] == "provenance", la["index"]
+        # a launch the trace lists no stack for (a copy of a graph input) takes the lines of the JSON's nodes
+        assert la["basis"]["source_lines"] == ("stack_traces" if la["index"] >= 2 else "provenance"), la["index"]
+    hidden = _launches(_unpacked(tmp_path, hidden=True))
+    assert hidden.keys() == full.keys()
+    for gid, launches in hidden.items():
+        assert launches, gid
+        for la in launches:
+            assert la["basis"] == {"nodes": "inferred", "source_lines": "inferred"}, (gid, la["index"])
+            assert la["evidence"] in ("comments", "structure", "order")
+        # hidden or not, every other field of a launch is where it was (the links may differ)
+        assert [la["kernel"] for la in launches] == [la["kernel"] for la in full[gid]]
+
+
+def test_viewer_marks_inferred_links_and_says_what_makes_them_exact(tmp_path, monkeypatch):
+    from compile_viz.artifacts import parse_path
+    from tests.test_app_fixtures import no_errors, run_app
+
+    monkeypatch.setenv("COMPILE_VIZ_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COMPILE_VIZ_WARM", "0")
+    for hidden in (True, False):
+        folder = _unpacked(tmp_path, hidden=hidden)
+        (g,) = [g for g in parse_path(str(folder)).graphs if g.kind == "forward"]
+        la = g.output_code.launches[3]
+        at = run_app(ROOT / "app.py", run=f"path:{folder / 'debug'}", graph=g.id, kernel=la.kernel, launch="3")
+        no_errors(at)
+        page = "\n".join(h.proto.body for h in at.get("html"))
+        if hidden:
+            assert "cv-basis-inferred" in page and "Inferred links" in page and escape(EXACT_HINT) in page
+        else:
+            assert "cv-basis-exact" in page and "cv-basis-inferred" not in page
