@@ -128,6 +128,8 @@ def _resolve(torch, spec, opts: CaptureOptions) -> dict:
         raise ChildFailure(f"device {device!r} asked for, but torch.cuda.is_available() is False here")
     dtype, note = (opts.dtype, "") if opts.dtype else spec.dtype_for(device)
     train = spec.default_train if opts.train is None else opts.train
+    if opts.aoti:
+        train = False  # AOTInductor compiles the inference graph only (CaptureOptions refuses --train)
     if train and not spec.supports_training:
         raise ChildFailure(f"model {spec.name!r} has no training step (supports_training=False); drop --train")
     dynamic = spec.default_dynamic if opts.dynamic is None else opts.dynamic
@@ -136,7 +138,40 @@ def _resolve(torch, spec, opts: CaptureOptions) -> dict:
         use_bf16 = device == "cpu" or torch.cuda.is_bf16_supported()
         autocast_dtype = "bfloat16" if use_bf16 else "float16"
     return {"device": device, "dtype": dtype, "dtype_note": note, "train": bool(train), "dynamic": dynamic,
-            "mode": opts.mode, "fullgraph": opts.fullgraph, "autocast_dtype": autocast_dtype}
+            "mode": opts.mode, "fullgraph": opts.fullgraph, "autocast_dtype": autocast_dtype,
+            **({"compiler": "aoti"} if opts.aoti else {})}
+
+
+def _export_and_package(torch, spec, settings: dict, opts: CaptureOptions, result: dict) -> None:
+    """--aoti: torch.export.export, aoti_compile_and_package, then the package called on every input set."""
+    from compile_viz.capture import aoti
+
+    device = settings["device"]
+    tdtype = getattr(torch, TORCH_DTYPES[settings["dtype"]])
+    emit("building", f"building {spec.name} on {device} ({settings['dtype']})")
+    torch.manual_seed(0)
+    model = spec.build(device, tdtype)
+    if isinstance(model, torch.nn.Module):
+        model.eval()
+    calls = spec.calls(device, tdtype)
+    run_dir, timings = Path.cwd(), result["timings"]  # the parent starts the child in the run's folder
+    emit("exporting", "torch.export.export")
+    t = time.monotonic()
+    try:
+        ep = aoti.export_program(torch, model, calls[0], dynamic=settings["dynamic"], run_dir=run_dir)
+    except aoti.ExportFailure as e:
+        result["export_failed"] = True
+        raise ChildFailure(str(e)) from None
+    timings["export_s"] = round(time.monotonic() - t, 3)
+    emit("compiling", "AOTInductor: aoti_compile_and_package")
+    t = time.monotonic()
+    package = aoti.compile_package(torch, ep, run_dir=run_dir, options=opts.inductor_dict)
+    timings["compile_s"] = round(time.monotonic() - t, 3)
+    result["package"] = aoti.PACKAGE
+    emit("running", f"the package on {len(calls)} input set{'s' * (len(calls) > 1)}")
+    t = time.monotonic()
+    aoti.run_package(torch, package, calls, device)
+    timings["later_calls_s"] = [round(time.monotonic() - t, 3)]
 
 
 def _compile_and_run(torch, spec, settings: dict, opts: CaptureOptions, result: dict) -> None:
@@ -224,6 +259,9 @@ def run(request: dict, result: dict) -> None:
         result["measure_inductor_options"] = {"cpp.enable_kernel_profile": patch["cpp.enable_kernel_profile"]}
     if opts.profile and settings["device"] == "cpu":
         patch.setdefault("cpp.enable_kernel_profile", True)  # C++ kernels appear in the profile only with this on
+    if opts.aoti:  # its Inductor options go to aoti_compile_and_package itself
+        _export_and_package(torch, spec, settings, opts, result)
+        return
     with inductor_config.patch(patch) if patch else contextlib.nullcontext():
         _compile_and_run(torch, spec, settings, opts, result)
 

@@ -36,6 +36,8 @@ class CaptureOptions:
     measure: bool = False
     ladder: bool = False  # the backend ladder (and, inside Inductor, the bisector) even when correctness is ok
     profile: bool = False  # a torch.profiler trace of the compiled step: profile/capture.pt.trace.json
+    # ahead of time: torch.export.export, then AOTInductor's aoti_compile_and_package (inference only)
+    aoti: bool = False
     extra_env: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
@@ -49,6 +51,9 @@ class CaptureOptions:
             raise ValueError(f"dynamic must be None, True or False, not {self.dynamic!r}")
         if not self.timeout_s or self.timeout_s <= 0:
             raise ValueError(f"timeout must be a positive number of seconds, not {self.timeout_s!r}")
+        if self.aoti and (self.train or self.measure or self.ladder or self.profile or self.mode != "default"):
+            raise ValueError("--aoti compiles for inference with the default mode; drop --train, --mode, "
+                             "--measure, --ladder and --profile")
         for key, _ in self.inductor_options:
             if not isinstance(key, str) or not _KEY.match(key):
                 raise ValueError(f"Inductor option name {key!r} is not a dotted Python name")

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PROGRESS_PREFIX = "@@compile_viz "  # a progress line is this prefix + one JSON object
-PHASES = ("starting", "loading", "building", "compiling", "running", "measuring", "profiling", "done", "stored")
+PHASES = ("starting", "loading", "building", "exporting", "compiling", "running", "measuring", "profiling", "done", "stored")
 REQUEST_FILE = "request.json"  # in the run's logs/ folder
 RESULT_FILE = "result.json"
 

@@ -201,8 +201,10 @@ def _outcome(tmp: Path, returncode: int, ended: str, last_phase: str, timeout_s:
 
 
 def inductor_graphs(debug_dir: Path) -> list[str]:
-    """Return the Inductor graph folders (relative to debug/) that hold an output_code.py."""
-    found = sorted(p.parent for p in debug_dir.glob("**/torchinductor/*/output_code.py"))
+    """Return the Inductor graph folders (relative to debug/) that hold an output_code.py (or, ahead of
+    time, AOTInductor's output_code.cpp)."""
+    found = sorted({p.parent for name in ("output_code.py", "output_code.cpp")
+                    for p in debug_dir.glob(f"**/torchinductor/*/{name}")})
     return [p.relative_to(debug_dir).as_posix() for p in found]
 
 

@@ -51,6 +51,9 @@ def _add_capture_options(p: argparse.ArgumentParser, per_model: bool = True) -> 
     p.add_argument("--profile", action="store_true",
                    help="after the compile (and the measurement), call the compiled step once, then 3 times under "
                         "torch.profiler: profile/capture.pt.trace.json in the run (C++ kernels included on a CPU)")
+    p.add_argument("--aoti", action="store_true",
+                   help="ahead of time: torch.export.export, then AOTInductor's aoti_compile_and_package "
+                        "(inference; the run keeps the exported program and the package's text members)")
     p.add_argument("--home", help="store folder (default $COMPILE_VIZ_HOME or ~/.compile_viz)")
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds before the child is killed")
 
@@ -60,7 +63,7 @@ def _options(args) -> CaptureOptions:
     return CaptureOptions.make(
         device=args.device, mode=args.mode, dynamic=dynamic, fullgraph=args.fullgraph,
         dtype=getattr(args, "dtype", None), train=getattr(args, "train", None), timeout_s=args.timeout,
-        profile=args.profile,
+        profile=args.profile, aoti=args.aoti,
         measure=args.measure or args.ladder, ladder=args.ladder, inductor_options=dict(parse_option(o) for o in args.option))
 
 

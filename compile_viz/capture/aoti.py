@@ -1,0 +1,98 @@
+"""Ahead-of-time capture in the child (`compile-viz capture MODEL --aoti`): torch.export.export, then
+AOTInductor's aoti_compile_and_package, under the same debug tree, trace and fusion log as a JIT
+capture. Imports torch only inside functions called by the child.
+
+The run keeps `export/exported_program.txt` (str(ep): the graph and its signature, what torch logs
+as the `exported_program` trace entry under TORCH_DTRACE) and `package/model.pt2` with its text
+members only (wrapper, kernels, metadata, kernel_information.json): the shared library, cubins and
+weights are left out, so a run of a real model still exports to a small zip.
+"""
+
+from __future__ import annotations
+
+import os
+import sysconfig
+import traceback
+from pathlib import Path
+
+from compile_viz.artifacts.package import slim_package
+from compile_viz.capture.reasons import one_line
+
+EXPORT_DIR = "export"
+EXPORTED_PROGRAM = "exported_program.txt"
+PACKAGE = "package/model.pt2"
+# frames in these are torch's, ours or Python's, never the model's code (a transformers model's is)
+_NOT_USER = (f"{os.sep}torch{os.sep}", f"{os.sep}compile_viz{os.sep}", "<")
+
+
+class ExportFailure(Exception):
+    """torch.export could not export the model; the message is the one line for the user."""
+
+
+def export_program(torch, model, args: tuple, *, dynamic: bool | None, run_dir: Path):
+    """Return the ExportedProgram of `model(*args)` and write its text into the run; raise
+    ExportFailure with the exporter's reason and the user's line where it stopped."""
+    shapes = None
+    if dynamic:  # every dimension of every tensor argument may vary; export keeps what stays fixed
+        auto = torch.export.Dim.AUTO
+        shapes = tuple({i: auto for i in range(a.dim())} if isinstance(a, torch.Tensor) else None for a in args)
+    try:
+        ep = torch.export.export(model, tuple(args), dynamic_shapes=shapes)
+    except Exception as e:  # data-dependent control flow, unsupported ops, pytree trouble...
+        traceback.print_exc()
+        raise ExportFailure(export_reason(e)) from None
+    out = run_dir / EXPORT_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    (out / EXPORTED_PROGRAM).write_text(str(ep), encoding="utf-8")
+    return ep
+
+
+def export_reason(exc: BaseException) -> str:
+    """One line: `torch.export failed: <Type>: <first line of the reason> (at file:line in fn)`."""
+    first = next((ln.strip() for ln in str(exc).splitlines() if ln.strip()), "") or type(exc).__name__
+    where = user_frame(exc)
+    return one_line(f"torch.export failed: {type(exc).__name__}: {first}" + (f" (at {where})" if where else ""))
+
+
+def user_frame(exc: BaseException) -> str:
+    """`file:line in fn` of the innermost frame of the user's code in the exception's traceback
+    (its cause's too), or "" when every frame is the exporter's own."""
+    found = ""
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        for frame in traceback.extract_tb(e.__traceback__):
+            if not _not_user(frame.filename):
+                found = f"{frame.filename}:{frame.lineno} in {frame.name}"
+        e = e.__cause__ or e.__context__
+    return found
+
+
+def _not_user(filename: str) -> bool:
+    stdlib = sysconfig.get_paths()["stdlib"]
+    return any(part in filename for part in _NOT_USER) or (
+        filename.startswith(stdlib) and "site-packages" not in filename)
+
+
+def compile_package(torch, ep, *, run_dir: Path, options: dict) -> Path:
+    """aoti_compile_and_package the program into a scratch .pt2; keep its text members in the run's
+    package/model.pt2; return the scratch package's path (deleted by the caller when done)."""
+    scratch = run_dir / "inductor_cache" / "aoti_package.pt2"  # the runner deletes inductor_cache/
+    scratch.parent.mkdir(parents=True, exist_ok=True)
+    path = torch._inductor.aoti_compile_and_package(ep, package_path=str(scratch), inductor_configs=options or None)
+    kept = run_dir / PACKAGE
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    slim_package(Path(path), kept)
+    return Path(path)
+
+
+def run_package(torch, path: Path, calls: list[tuple], device: str) -> None:
+    """Load the compiled package and call it on each input set (the capture's own model, in the child)."""
+    runner = torch._inductor.aoti_load_package(str(path))
+    with torch.no_grad():
+        for args in calls:
+            runner(*args)
+    if device.startswith("cuda"):
+        torch.cuda.synchronize()
+
