@@ -4,11 +4,11 @@
 # AOTInductor's aoti_compile_and_package), inference on cuda, with the project's own CLI; export each
 # run to OUT/<name>.zip (the package's binaries and weights are never kept in a run: a zip stays small)
 # and write what parse says of each and what diff says of each JIT/AOT pair beside them.
-# Usage: bench/gpu_aoti.sh OUT_DIR [MODEL_SPEC...]   (default: GPT-2 and BERT of tests/third_party/models.py)
+# Usage: bench/gpu_aoti.sh OUT_DIR [MODEL_SPEC...]   (default: GPT2_INFER and BERT_MASK of tests/third_party/models.py)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: gpu_aoti.sh OUT_DIR [MODEL_SPEC...]}; shift
-SPECS=${*:-GPT2_TRAIN BERT_MASK}
+SPECS=${*:-GPT2_INFER BERT_MASK}
 . bench/gpu_env.sh
 mkdir -p "$OUT"
 HOME_DIR=$(mktemp -d)

@@ -42,7 +42,7 @@ def parse_graph_files(folder: GraphFolder, files: dict[str, bytes | None], extra
     for name, (field, parser) in PARSERS.items():
         display = f"{folder.name}/{name}"
         if name not in folder.files:
-            if name in EXPECTED:
+            if name in EXPECTED and not any(PARSERS.get(f, ("",))[0] == field for f in folder.files):
                 warnings.append(ParseWarning(display, 0, "missing: views that need it will be partial"))
             continue
         data = files.get(name)

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import zipfile
 
 DYNAMO_LOG = "debug.log"
+AOT_OUTPUT_CODE = "output_code.cpp"
 GRAPH_KIND = re.compile(r"_(inference|forward|backward)_")
 NUMBERS = re.compile(r"\d+")
 MAX_MEMBER_BYTES = 512 * 1024 * 1024
@@ -131,7 +132,10 @@ def find_graphs(reader: ArtifactReader) -> tuple[list[GraphFolder], list[str]]:
         run = _run_of(d)
         gid = f"{PurePosixPath(run).name}/{name}" if many_runs and run else name
         files = tuple(f for f in FILES if f in reader.dirs[d])
-        graphs.append(GraphFolder(gid, name, graph_kind(name), d, files))
+        kind = graph_kind(name)
+        if kind == "unknown" and AOT_OUTPUT_CODE in files:  # AOTInductor's `model___0.0`: the inference graph
+            kind = "inference"
+        graphs.append(GraphFolder(gid, name, kind, d, files))
     return graphs, sorted(runs)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from compile_viz.artifacts.frozen import frozen
+from compile_viz.artifacts.aoti_wrapper import parse_aoti_wrapper
 from compile_viz.artifacts.fx_graph import parse_fx_graph
 from compile_viz.artifacts.output_code import parse_output_code
 from compile_viz.artifacts.provenance import parse_provenance
@@ -57,6 +58,8 @@ ARTIFACTS = (
     ArtifactKind("ir_pre_fusion.txt", "pre_fusion", "scheduler IR before fusion", _pre_fusion, True),
     ArtifactKind("ir_post_fusion.txt", "post_fusion", "scheduler IR after fusion", _post_fusion, True),
     ArtifactKind("output_code.py", "output_code", "output code", parse_output_code, True),
+    # ahead of time (AOTInductor), the output code is the C++ wrapper: a graph folder has one or the other
+    ArtifactKind("output_code.cpp", "output_code", "output code (AOTInductor C++ wrapper)", parse_aoti_wrapper, False),
     # older torch writes no provenance JSON: its absence is normal
     ArtifactKind("inductor_provenance_tracking_node_mappings.json", "provenance", "provenance JSON",
                  parse_provenance, False),
@@ -66,7 +69,7 @@ RUN_ARTIFACTS = (
     ArtifactKind("fusion.log", "fusion_decisions", "fusion log", _fusion_log, False, scope="run"),
 )
 BY_FILE = {a.file: a for a in ARTIFACTS + RUN_ARTIFACTS}
-BY_NAME = {a.name: a for a in ARTIFACTS + RUN_ARTIFACTS}
+BY_NAME = {a.name: a for a in reversed(ARTIFACTS + RUN_ARTIFACTS)}  # a name's first row: output_code.py
 FILES = tuple(a.file for a in ARTIFACTS)  # what makes a folder a graph folder
 PARSED = tuple(a for a in ARTIFACTS if a.parser is not None)
 EXPECTED = tuple(a.file for a in ARTIFACTS if a.expected)

@@ -16,15 +16,21 @@ from sample_models import SampleSpec
 VOCAB = 512
 
 
-def _gpt2(n_layer: int = 2):
+def _gpt2(n_layer: int = 2, **config):
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    cfg = GPT2Config(n_layer=n_layer, n_embd=128, n_head=4, vocab_size=VOCAB, n_positions=128)
+    cfg = GPT2Config(n_layer=n_layer, n_embd=128, n_head=4, vocab_size=VOCAB, n_positions=128, **config)
     return GPT2LMHeadModel(cfg)
 
 
 def build_gpt2(device, dtype):
     return _gpt2().to(device, dtype)
+
+
+def build_gpt2_no_cache(device, dtype):
+    """GPT-2 returning logits only (use_cache=False): torch.export cannot return transformers'
+    DynamicCache, which is no pytree type."""
+    return _gpt2(use_cache=False).to(device, dtype)
 
 
 def build_gpt2_deep(device, dtype):
@@ -128,6 +134,8 @@ NOTE = "A third-party model built from a small config (no weights)."
 GPT2_TRAIN = SampleSpec(name="gpt2_train", title="transformers GPT-2, training step", teaching_note=NOTE,
                         build=build_gpt2, example_inputs=gpt2_inputs, supports_training=True,
                         default_train=True)
+GPT2_INFER = SampleSpec(name="gpt2_infer", title="transformers GPT-2, inference without a KV cache",
+                        teaching_note=NOTE, build=build_gpt2_no_cache, example_inputs=gpt2_inputs)
 GPT2_PLANTED = SampleSpec(name="gpt2_planted", title="transformers GPT-2 with a planted gradient error",
                           teaching_note="The compiled path drops half of one weight's gradient on purpose.",
                           build=build_gpt2_planted, example_inputs=gpt2_inputs, supports_training=True,
