@@ -7,6 +7,15 @@ into a buffer, computed by a generated kernel, but the call keeps those origins:
 JSON lists, for `extern_kernels.convolution:N`, the small pointwise chain that fed it, and for an
 attention call the mask built for it. This module replays that rule on the post-grad graph.
 
+What the provenance JSON lists for an extern call is narrower when its buffer is the very result
+of its FX node: `assign_origin_node` then marks the buffer, and `set_kernel_post_grad_provenance_tracing`
+writes its `origin_node` alone. That is the case of the matrix multiplies (their tuned choice is
+the node's result) and of a convolution without a bias; a convolution with a bias returns the
+pointwise that adds it (on the GPU the bias is peeled off), and a fallback kernel returns its
+`MultiOutput`, so those list every origin (`of_extern`). An input the call realizes in its own
+lowering (a convolution's, stored channels-last) is realized after `gather_origins` ran: the
+call keeps its origins.
+
 What counts as realized before a consumer is lowered (Inductor's own rules, approximated):
 - graph inputs and constants held as attributes;
 - the output of an extern op, except a convolution with a bias (the bias is added by a pointwise);
@@ -15,7 +24,6 @@ What counts as realized before a consumer is lowered (Inductor's own rules, appr
 - a node with several users of which one is an extern op (`needs_realized_inputs`) or the graph's
   output (unless it is a view), or whose inlined computation reads more than `realize_reads_threshold` (4) buffers;
 - any node whose inlined computation reads more than `realize_acc_reads_threshold` (8) buffers;
-- a convolution's input with a spatial extent (stored channels-last as it is lowered);
 - a reduction over at most `unroll_reductions_threshold` (8) elements (unrolled, then stored).
 Everything else (pointwise ops, views, reductions' results) passes its origins on.
 """
@@ -52,6 +60,14 @@ class Origins:
             return {name}
         self._work_out(node.args)
         return self._own(node)
+
+    def of_extern(self, name: str) -> set[str]:
+        """What the provenance JSON lists for the extern call of node `name`: the node alone when
+        its buffer is the node's result (its `origin_node`), else `of_call`."""
+        node = self.known.get(name)
+        if node is not None and _is_own_result(node):
+            return {name}
+        return self.of_call(name)
 
     def _own(self, n: FxNode) -> set[str]:
         """The node and what its (worked out) arguments pass on."""
@@ -105,7 +121,7 @@ class Origins:
         if len(node_users) > 1 and (len(reads) > REALIZE_READS or any(u in extern for u in node_users)
                                     or ("output" in node_users and op_name(n.target) not in VIEW_OPS)):
             return True, frozenset((n.name,))  # a reused result: stored rather than recomputed
-        if len(reads) > REALIZE_ACC_READS or self._conv_input(n, node_users) or self._unrolled(n):
+        if len(reads) > REALIZE_ACC_READS or self._unrolled(n):
             return True, frozenset((n.name,))
         return False, frozenset(reads)
 
@@ -118,16 +134,6 @@ class Origins:
         size_in, size_out = _numel(source.shape if source else None), _numel(n.shape)
         return size_in is not None and size_out and 1 < size_in // size_out <= UNROLL_REDUCTIONS
 
-    def _conv_input(self, n: FxNode, node_users) -> bool:
-        """A convolution's input with a spatial extent: stored (channels-last) as it is lowered."""
-        if not n.shape or len(n.shape) < 3 or all(d == "1" for d in n.shape[2:]):
-            return False
-        for u in node_users:
-            user = self.known.get(u)
-            if user is not None and user.target.startswith("aten.convolution") and user.args[:1] == (n.name,):
-                return True
-        return False
-
 
 def _numel(shape) -> int | None:
     if not shape or not all(d.isdigit() for d in shape):
@@ -136,6 +142,16 @@ def _numel(shape) -> int | None:
     for d in shape:
         out *= int(d)
     return out
+
+
+# tuned_mm and its kin return the chosen kernel's buffer itself
+OWN_RESULT = {"mm", "addmm", "bmm", "baddbmm", "_int_mm", "_scaled_mm"}
+
+
+def _is_own_result(node: FxNode) -> bool:
+    """Whether the extern call's buffer is the node's lowering result (Inductor's origin_node)."""
+    op = op_name(node.target)
+    return op in OWN_RESULT or (op == "convolution" and not _conv_with_bias(node))
 
 
 def _conv_with_bias(node: FxNode) -> bool:

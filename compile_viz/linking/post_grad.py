@@ -38,7 +38,12 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     first_seen: set[str] = set()
     closure = _Closure(post, launches, placement)
     templates: dict[str, list[str]] = {}  # kernel -> _template, the same for all its launches
+    # (kernel, its launch's comment in call()) -> the launch's nodes: launches of one kernel made
+    # in one lowering (the query, key and value copies an attention call realizes) have the same
+    # origins, so the same comment and the same nodes
+    siblings: dict[tuple, set[str]] = {}
     for i, la in enumerate(launches):
+        said = (la.kernel, la.comments.source_nodes, la.comments.original_aten)
         if evidence[i]:
             first_seen.add(la.kernel)
         elif la.is_extern:
@@ -50,32 +55,31 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
             if la.kernel not in first_seen and template:
                 sets[i], evidence[i] = set(template), COMMENTS
                 matcher.claim(la.kernel, template)
+            elif la.comments.source_nodes and said in siblings:
+                sets[i], evidence[i] = set(siblings[said]), COMMENTS
             elif template and (found := matcher.repeat(la.kernel, template, la.buffers)):
                 sets[i], evidence[i] = found, STRUCTURE
             elif hinted := {n for n in la.comments.source_nodes if n in known}:
                 sets[i], evidence[i] = hinted, COMMENTS
-            elif template and any(known[n].target.startswith("aten.cat.") for n in template):
-                # a later launch of a kernel that writes its slice of one `cat` (a `stack` of many
-                # sums): Inductor gives every such launch the cat's origins, the same nodes
-                sets[i], evidence[i] = set(template), COMMENTS
             else:  # no comments at all (C++ kernels): what this launch can compute from what is done
                 sets[i], evidence[i] = closure.next_kernel(i), ORDER
                 if not sets[i]:  # a copy of a graph input (a cast, a layout) with no node of its own
                     sets[i] = {b for b in la.buffers if b in closure.inputs}
             first_seen.add(la.kernel)
+            siblings.setdefault(said, sets[i])
         if evidence[i] == ORDER and la.is_extern and not la.kernel.startswith("extern_kernels."):
             sets[i] |= closure.view_inputs(sets[i])  # fallback kernels take their views' origins too
         closure.mark_done(i, sets[i])
     # extern calls, and kernels placed by what they can compute (no comments): their sets as
     # Inductor's origins have them, with what was inlined into them
     guessed = [i for i, la in enumerate(launches) if sets[i] and (
-        (la.is_extern and evidence[i] != PROVENANCE and not _tuned(la.kernel))
-        or (not la.is_extern and evidence[i] == ORDER))]
+        (la.is_extern and evidence[i] != PROVENANCE) or (not la.is_extern and evidence[i] == ORDER))]
     if guessed:  # what Inductor inlined into the inputs it realized for the call (origins.py)
         extern = {n for i, la in enumerate(launches) if la.is_extern for n in sets[i]}
         origins = Origins(post.nodes, users, extern)
         for i in guessed:
-            sets[i] = set().union(*(origins.of_call(n) for n in sets[i]))
+            of = origins.of_extern if launches[i].is_extern else origins.of_call
+            sets[i] = set().union(*(of(n) for n in sets[i]))
     return sets, evidence
 
 
@@ -172,16 +176,6 @@ class _Closure:
             out.add(a)
             stack.extend(node.args)
         return out
-
-
-# Matrix multiplies go through Inductor's autotuned choices, whose extern call keeps only its own
-# node as origin (the provenance JSON agrees on every capture we have); other extern calls keep
-# what they inlined into their inputs.
-TUNED_EXTERN = {"mm", "addmm", "bmm", "baddbmm", "_int_mm", "_scaled_mm"}
-
-
-def _tuned(kernel: str) -> bool:
-    return kernel.startswith("extern_kernels.") and kernel.split(".")[1] in TUNED_EXTERN
 
 
 def _launched_once(launches) -> set[str]:
