@@ -133,11 +133,15 @@ def run_artifact_fields(reader: ArtifactReader, folders: list[GraphFolder]) -> t
     fields: dict[str, dict[str, object]] = {}
     for kind in RUN_ARTIFACTS:
         for rel_dir, data in find_files(reader, kind.file):
-            from compile_viz.artifacts.fusion_log import decisions_by_graph  # a run with a fusion log only
-
             log = kind.parser(data, path=member_path(rel_dir, kind.file))
             warnings.extend(log.warnings)
             scope = [f for f in folders if is_below(f.location, rel_dir)] or folders
+            if kind.name != "fusion_decisions":  # the same for every graph of its scope
+                for f in scope:
+                    fields.setdefault(f.location, {})[kind.name] = log
+                continue
+            from compile_viz.artifacts.fusion_log import decisions_by_graph  # a run with a fusion log only
+
             by_name = decisions_by_graph(log, [f.name for f in scope])
             for f in scope:
                 if f.name in by_name:

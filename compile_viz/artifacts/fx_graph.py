@@ -31,7 +31,8 @@ GET_ATTR_EXPR = re.compile(r"^self\.([\w.]+)$")
 RETURN_LINE = re.compile(r"^return\b ?(.*)$")
 # AOTInductor's graphs (torch.export, then Inductor): `def forward(self):` declares its inputs in the body,
 # `arg2_1: "f32[8, 64]";`, then unflattens them: `arg2_1, = fx_pytree.tree_flatten_spec([], self._in_spec)`
-DECLARED_INPUT = re.compile(r'^(\w+): "([^"\\]*)";\s*$')
+DECLARED_INPUT = re.compile(r'(\w+): "([^"\\]*)";')
+DECLARED_INPUTS = re.compile(rf"^(?:{DECLARED_INPUT.pattern}\s*)+$")
 FLATTEN_INPUTS = re.compile(r"^[\w, ]+ = fx_pytree\.tree_flatten_spec\(")
 PARAM = re.compile(r'(\w+)(?:: "([^"\\]*)")?')
 PARAMS = re.compile(rf"{PARAM.pattern}(?:, {PARAM.pattern})*")
@@ -194,11 +195,12 @@ class _State:
 
     def _statement(self, lineno: int, stripped: str) -> None:
         m = STATEMENT.match(stripped)
-        if not m and (d := DECLARED_INPUT.match(stripped)):
-            dtype, shape, stride = _annotation(d.group(2))
-            self._add(FxNode(d.group(1), "placeholder", "", dtype, shape, stride, (), (), None, lineno, self.graph))
-            if self.graph == "":
-                self.inputs.append(d.group(1))
+        if not m and DECLARED_INPUTS.match(stripped):
+            for name, ann in DECLARED_INPUT.findall(stripped):
+                dtype, shape, stride = _annotation(ann)
+                self._add(FxNode(name, "placeholder", "", dtype, shape, stride, (), (), None, lineno, self.graph))
+                if self.graph == "":
+                    self.inputs.append(name)
             return
         if not m and FLATTEN_INPUTS.match(stripped):
             return

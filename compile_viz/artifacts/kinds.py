@@ -64,9 +64,18 @@ ARTIFACTS = (
     ArtifactKind("inductor_provenance_tracking_node_mappings.json", "provenance", "provenance JSON",
                  parse_provenance, False),
 )
-# Per run, not per graph folder: split among the run's graphs by fusion_log.decisions_by_graph.
+# exported_program on the first exported program: a JIT run has none
+def _exported_program(data, *, path):
+    from compile_viz.artifacts.exported_program import parse_exported_program
+
+    return parse_exported_program(data, path=path)
+
+
+# Per run, not per graph folder: the fusion log split among the run's graphs by
+# fusion_log.decisions_by_graph; the exported program (capture --aoti's export/) given to each graph.
 RUN_ARTIFACTS = (
     ArtifactKind("fusion.log", "fusion_decisions", "fusion log", _fusion_log, False, scope="run"),
+    ArtifactKind("exported_program.txt", "exported_program", "exported program", _exported_program, False, scope="run"),
 )
 BY_FILE = {a.file: a for a in ARTIFACTS + RUN_ARTIFACTS}
 BY_NAME = {a.name: a for a in reversed(ARTIFACTS + RUN_ARTIFACTS)}  # a name's first row: output_code.py

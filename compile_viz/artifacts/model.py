@@ -491,6 +491,9 @@ class GraphParse:
     # Inductor's per-launch user stacks (read by artifacts/trace/kernel_stacks.py), from the TORCH_TRACE log beside
     # the debug folder (a run's trace/) or from the trace alone; None when there is none
     kernel_stacks: KernelStacks | None = None
+    # ahead of time: the program torch.export made (the run's export/exported_program.txt, a trace's
+    # exported_program entry); None for a JIT graph
+    exported_program: ExportedProgram | None = None
 
     @property
     def id(self) -> str:
@@ -520,3 +523,41 @@ class DebugParse:
             if g.id == graph_id:
                 return g
         return None
+
+
+# --------------------------------------------------------------------------- torch.export
+
+
+@frozen(slots=True)
+class InputSpec:
+    """One input of an exported program's graph signature (torch.export's InputSpec)."""
+
+    name: str  # the graph's placeholder: "p_linear_weight", "x"
+    kind: str  # USER_INPUT | PARAMETER | BUFFER | CONSTANT_TENSOR | CUSTOM_OBJ | TOKEN
+    target: str  # the module's attribute ("linear.weight"); "" for user inputs
+    persistent: bool | None  # buffers only
+
+
+@frozen(slots=True)
+class OutputSpec:
+    """One output of an exported program's graph signature (torch.export's OutputSpec)."""
+
+    name: str
+    kind: str  # USER_OUTPUT | BUFFER_MUTATION | USER_INPUT_MUTATION | LOSS_OUTPUT | GRADIENT_TO_... | TOKEN
+    target: str
+
+
+@frozen(slots=True)
+class ExportedProgram:
+    """`str(ExportedProgram)`: what torch.export made, as the `exported_program` trace entry and
+    the run's export/exported_program.txt hold it: the graph, its signature, the range constraints."""
+
+    path: str
+    graph: FxGraph
+    inputs: tuple[InputSpec, ...]
+    outputs: tuple[OutputSpec, ...]
+    range_constraints: str
+    warnings: tuple[ParseWarning, ...]
+
+    def inputs_of(self, kind: str) -> tuple[InputSpec, ...]:
+        return tuple(i for i in self.inputs if i.kind == kind)

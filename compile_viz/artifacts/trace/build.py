@@ -34,12 +34,18 @@ OPENS_SLOT = {
 STATUSES = ("ok", "ok after restart", "graph break", "restarted", "failed", "empty", "unknown")
 
 
-def compile_id_of(envelope: dict) -> tuple | None:
-    """(id text, frame_id, frame_compile_id, attempt) of an entry, or None when it has none."""
+NO_COMPILE_ID = ("", None, None, 0)
+
+
+def compile_id_of(envelope: dict) -> tuple:
+    """(id text, frame_id, frame_compile_id, attempt) of an entry; NO_COMPILE_ID ("" for its text)
+    when it has none. torch.export and AOTInductor (aoti_compile_and_package) run no Dynamo frame:
+    every entry of theirs has none, and they gather in that one record, which the reader keeps
+    when it holds something (graphs, metrics, a stack)."""
     frame, fcid = envelope.get("frame_id"), envelope.get("frame_compile_id")
     ca = envelope.get("compiled_autograd_id")
     if frame is None and ca is None:
-        return None
+        return NO_COMPILE_ID
     attempt = envelope.get("attempt") or 0
     text = f"{frame}/{fcid}" if frame is not None else "-"
     if ca is not None:

@@ -114,10 +114,11 @@ def planned_trace(path: str) -> tuple[TraceParse, tuple[GraphJob, ...]]:
             "or at the folder holding one per rank"
         )
     # the trace reader is imported here: reading a debug folder needs only this module's search
+    from compile_viz.artifacts.trace.aot import with_aot_payloads
     from compile_viz.artifacts.trace.graphs import trace_jobs
     from compile_viz.artifacts.trace.read import parse_trace
 
-    return trace_jobs(path, [parse_trace(data, path=name) for name, data in logs])
+    return trace_jobs(path, [with_aot_payloads(parse_trace(data, path=name), data) for name, data in logs])
 
 
 def kernel_stack_fields(reader: ArtifactReader, folders: list[GraphFolder]) -> tuple[dict[str, dict[str, KernelStacks]], tuple]:

@@ -20,6 +20,7 @@ from compile_viz.artifacts.jobs import GraphJob, run_here
 from compile_viz.artifacts.model import GraphBreak, GraphFolder, GraphParse, ParseWarning
 from compile_viz.artifacts.output_code import parse_output_code
 from compile_viz.artifacts.provenance import parse_provenance
+from compile_viz.artifacts.trace import aot
 from compile_viz.artifacts.trace.kernel_stacks import parse_kernel_stacks
 from compile_viz.artifacts.trace.model import Payload, TraceGraph, TraceLog, TraceParse
 
@@ -59,7 +60,7 @@ def trace_jobs(root: str, logs: list[TraceLog]) -> tuple[TraceParse, tuple[Graph
 
 def _payload_size(g: TraceGraph) -> int:
     return sum(len(p.text) for p in (g.aot_graph, g.post_grad_graph, g.output_code, g.provenance,
-                                     g.kernel_stack_traces) if p is not None)
+                                     g.kernel_stack_traces, g.exported_program, g.aot_kernel_code) if p is not None)
 
 
 def _unique(gid: str, seen: set[str]) -> str:
@@ -78,6 +79,8 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str) -> GraphParse:
     warnings: list[ParseWarning] = []
     for field, (file, parser) in FILES.items():
         payload: Payload | None = getattr(g, field)
+        if field == "output_code" and payload is not None and payload.name == aot.WRAPPER:
+            continue  # AOTInductor's C++ wrapper: _aot_fields reads it
         if payload is None or (field == "provenance" and not any(k in payload.text for k in MAPPING_KEYS)):
             continue
         text = unfold_forward(payload.text) if field == "aot_graph" else payload.text
@@ -90,6 +93,7 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str) -> GraphParse:
         files.append(file)
         warnings.extend(ParseWarning(log_path, payload.line + w.line, f"{payload.name} ({g.compile_id}): {w.text}")
                         for w in result.warnings)
+    _aot_fields(log_path, g, fields, files, warnings)
     stacks = None
     if g.kernel_stack_traces is not None:
         where = f"{log_path}:{g.kernel_stack_traces.line}"
@@ -100,7 +104,37 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str) -> GraphParse:
     folder = GraphFolder(gid, name, g.kind, f"{log_path}:{first}", tuple(files))
     return GraphParse(folder=folder, aot_graph=fields.get("aot_graph"), post_grad_graph=fields.get("post_grad_graph"),
                       pre_fusion=None, post_fusion=None, output_code=fields.get("output_code"),
-                      provenance=fields.get("provenance"), warnings=tuple(warnings), kernel_stacks=stacks)
+                      provenance=fields.get("provenance"), warnings=tuple(warnings), kernel_stacks=stacks,
+                      exported_program=fields.get("exported_program"))
+
+
+def _aot_fields(log_path: str, g: TraceGraph, fields: dict, files: list, warnings: list) -> None:
+    """Ahead of time (trace/aot.py): the exported program (its graph is the AOT graph when the log
+    has no other) and AOTInductor's C++ wrapper with its kernels, as the debug tree's
+    output_code.cpp holds them: the wrapper, then the kernel file."""
+    if g.exported_program is not None:
+        from compile_viz.artifacts.exported_program import parse_exported_program
+
+        p = g.exported_program
+        ep = parse_exported_program(p.text + "\n", path="exported_program.txt")
+        fields["exported_program"] = ep
+        fields.setdefault("aot_graph", ep.graph)
+        files.append("exported_program.txt")
+        warnings.extend(ParseWarning(log_path, p.line + w.line, f"{p.name} ({g.compile_id}): {w.text}")
+                        for w in ep.warnings)
+    code = g.output_code
+    if code is not None and code.name == aot.WRAPPER:
+        from compile_viz.artifacts.aoti_wrapper import parse_aoti_wrapper
+
+        kernels = g.aot_kernel_code.text if g.aot_kernel_code is not None else ""
+        wrapper_lines = code.text.count("\n") + 1
+        result = parse_aoti_wrapper(code.text + "\n" + (kernels + "\n" if kernels else ""), path="output_code.cpp")
+        fields["output_code"] = result
+        files.append("output_code.cpp")
+        for w in result.warnings:  # a line past the wrapper's is a line of the kernel file's payload
+            where = (code.line + w.line) if w.line <= wrapper_lines or g.aot_kernel_code is None else (
+                g.aot_kernel_code.line + w.line - wrapper_lines)
+            warnings.append(ParseWarning(log_path, where, f"{code.name} ({g.compile_id}): {w.text}"))
 
 
 def _without_version(result):

@@ -51,6 +51,10 @@ class TraceGraph:
     output_code: Payload | None
     provenance: Payload | None  # inductor_provenance_tracking_node_mappings
     kernel_stack_traces: Payload | None  # inductor_provenance_tracking_kernel_stack_traces
+    # ahead of time (trace/aot.py): the program torch.export made, AOTInductor's C++ kernels (the
+    # wrapper is output_code, named inductor_aot_wrapper_code)
+    exported_program: Payload | None = None
+    aot_kernel_code: Payload | None = None
 
 
 @frozen(slots=True)
