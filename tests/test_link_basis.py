@@ -4,8 +4,8 @@ has them, "inferred" when they are hidden, in `parse --json` and in the Viewer."
 from __future__ import annotations
 
 import json
-from html import escape
 import zipfile
+from html import escape
 from pathlib import Path
 
 from compile_viz.linking.model import EXACT_HINT

@@ -92,64 +92,58 @@ def test_aot_nodes_near_the_saved_tensors_stay_in_their_layer():
     assert idx.node("view", AOT).no_kernel_reason.startswith("view")  # layer 0's, folded into the qkv addmm
 
 
-def _agreement(source):
-    """(exact, total, mismatch lines) of one capture's launches, the JSON hidden vs the JSON."""
-    total = exact = 0
-    lines = []
-    for g in _graphs(source):
-        if g.provenance is None or not g.provenance.code_to_post:
-            continue
-        truth = build_index(g)
-        guess = build_index(g, use_provenance=False)
-        for a, b in zip(truth.launches, guess.launches, strict=True):
-            if a.evidence != "provenance":
-                continue
-            total += 1
-            if set(a.post_grad_nodes) == set(b.post_grad_nodes):
-                exact += 1
-            else:
-                lines.append(
-                    f"  {g.id} launch {a.index} {a.kernel[:90]} ({b.evidence}): "
-                    f"missing {sorted(set(a.post_grad_nodes) - set(b.post_grad_nodes))} "
-                    f"extra {sorted(set(b.post_grad_nodes) - set(a.post_grad_nodes))}"
-                )
-    return exact, total, lines
+# Captures of model families kept out of the fixtures (too big), measured with
+# `python -m tests.link_agreement RUN.zip` on the run zips the GPU machine exported:
+# name -> (launches agreeing, launches, source lines agreeing, launches with stacks, what is left).
+NOT_KEPT: dict[str, tuple[int, int, int, int, str]] = {}
 
-
-# Our own captures: the figures they had before the third-party work; they must not drop.
-OWN_FIGURES = {"convnet_bn_relu.zip": (8, 9), "gpt_small.zip": (199, 199), "transformer_layer.zip": (15, 15)}
-# What is left on the third-party captures, and why (see the report for the launches).
-KNOWN_MISMATCHES = """Left, and why:
-- A kernel launched once per layer whose sub-graph shares nodes with its other launches (Llama's
-  rotary cos/sin, computed once in the graph and recomputed inside each layer's kernel): the
-  structure matcher looks for a disjoint copy of the first launch's nodes and finds none, so the
-  later launches fall back to their source-node comments. Example: llama_gqa launch 22.
-- A kernel placed by what it can compute (no mapping comment) whose last node an earlier launch
-  already took: mobilenet_v3 launch 106 (the hardswish inlined into its SE multiply).
+# What is left, and why (each with the launch it shows on; see the lines above).
+KNOWN_MISMATCHES = """Left, and why (PyTorch's own record is arguable or out of reach there):
+- gpt_small / gpt_deep backward, the first block's layer norm backward (launch 379 / 1495): its
+  comment in call() names the source nodes `x` and `layer_norm` beside the four post-grad nodes
+  we give it; the trace credits the launch to the embedding sum too (gpt_small.py:46, where `x`
+  is written). No post-grad node is named so, every node of the kernel carries line 27 in its
+  `# File:` comment, and torch 2.11 writes no provenance JSON for a backward graph: nothing in a
+  debug folder says which node brought line 46 in.
+- gpt2_train backward launch 38: likewise, the comment names the source nodes `slice_3` and
+  `slice_4`, which neither FX graph has; the trace's stack for them is the SDPA call
+  (sdpa_attention.py:158). Our nodes carry the model's lines (modeling_gpt2.py:185 and on).
 """
 
 
-def test_json_hidden_agrees_with_json_on_fixtures():
+def test_inferred_links_agree_with_pytorch_on_fixtures():
+    """With the provenance JSON and the trace hidden, our links against PyTorch's: node sets and
+    source lines, per fixture, in test-artifacts/linking_report.txt."""
     corpus_required()
-    report, third = [], [0, 0]
+    from tests.link_agreement import Agreement, agreement
+
+    report = ["Inferred links (provenance JSON and trace hidden) against PyTorch's own: node sets",
+              "(the JSON's) and source lines (the innermost frames of the trace's per-launch stacks).", ""]
+    total, third = Agreement(), Agreement()
     for source in all_sources():
-        exact, total, lines = _agreement(source)
-        if not total:
+        a = agreement(source)
+        if not (a.nodes_total or a.lines_total):
             continue
-        report.append(f"{source.parent.name}/{source.name}: {exact}/{total} launches exact with the JSON hidden")
-        report.extend(lines)
+        report.append(f"{source.parent.name}/{source.name}: {a.figures()}")
+        report.extend(a.misses)
+        total.add(a)
         if source.parent == THIRD_PARTY:
-            third[0] += exact
-            third[1] += total
-        elif source.name in OWN_FIGURES:
-            assert (exact, total) >= OWN_FIGURES[source.name], (source.name, exact, total)
-        else:
-            assert exact == total, lines
-    report.append(f"third-party captures together: {third[0]}/{third[1]} ({100 * third[0] / third[1]:.1f}%)")
+            third.add(a)
+        elif source.name not in ("gpt_small.zip", "gpt_deep.zip"):  # our own captures: exact
+            assert a.nodes == a.nodes_total and a.lines == a.lines_total, a.misses
+    for name, (nodes, nodes_total, lines, lines_total, left) in NOT_KEPT.items():
+        a = Agreement(nodes, nodes_total, lines, lines_total)
+        report.append(f"families/{name} (not kept: too big): {a.figures()}" + (f"\n  {left}" if left else ""))
+        total.add(a)
+        third.add(a)
+    report += ["", f"third-party captures together: {third.figures()}", f"every capture: {total.figures()}"]
     REPORT.parent.mkdir(exist_ok=True)
     REPORT.write_text("\n".join(report) + "\n\n" + KNOWN_MISMATCHES)
     print(REPORT.read_text())
-    assert third[1] > 200 and third[0] / third[1] >= 0.95, f"see {REPORT}"
+    assert total.nodes_total > 1300 and total.lines_total > 3300
+    assert total.nodes / total.nodes_total >= 0.95, f"see {REPORT}"
+    assert total.lines / total.lines_total >= 0.98, f"see {REPORT}"
+    assert third.nodes / third.nodes_total >= 0.95 and third.lines / third.lines_total >= 0.98, f"see {REPORT}"
 
 
 def _coverage(g):
