@@ -23,7 +23,9 @@ from pathlib import Path
 
 from compile_viz.artifacts import devices
 from compile_viz.artifacts.discover import SKIP_DIRS, ArtifactReader, DiscoveryError, find_graphs
+from compile_viz.artifacts.package import PACKAGE_SUFFIX, is_package, package_graphs, open_package, slim_package
 from compile_viz.artifacts.trace.discover import SUFFIXES, is_trace_file, trace_logs
+from compile_viz.artifacts.trace.aot import with_aot_payloads
 from compile_viz.artifacts.trace.model import TraceLog
 from compile_viz.artifacts.trace.read import parse_trace
 from compile_viz.store import (
@@ -61,6 +63,8 @@ def import_path(store: RunStore, path: str | os.PathLike[str], *, label: str | N
     if not src.exists():
         raise StoreError(f"no such file or folder: {src}")
     name = run_name(label)
+    if is_package(src):
+        return _import_package(store, src, name=name, origin=label)
     if src.is_file() and zipfile.is_zipfile(src):
         if is_run_zip(src):
             run = store.import_zip(src)
@@ -111,7 +115,8 @@ def _import_tree(store: RunStore, src: Path, *, name: str, origin: str) -> Impor
     if not logs and not debug:
         raise StoreError(NOTHING_HERE.format(path=origin))
     stored = _stored_names([rel for rel, _ in logs])
-    parsed = [parse_trace(data, path=stored_name) for stored_name, (_, data) in zip(stored, logs, strict=True)]
+    parsed = [with_aot_payloads(parse_trace(data, path=stored_name), data)
+              for stored_name, (_, data) in zip(stored, logs, strict=True)]
     digest = _digest(logs, src, debug)
     summary = summarize(parsed, len(graph_dirs) if debug else 0)
     existing = _already_stored(store, digest)
@@ -128,6 +133,37 @@ def _import_tree(store: RunStore, src: Path, *, name: str, origin: str) -> Impor
         meta = _meta(name, origin, digest, parsed, summary, graphs=graph_dirs if debug else [])
         device, dtype = code_facts(tmp)
         meta["resolved"] = {"device": device or "?", "dtype": dtype}
+        return Imported(store.commit(run_id, tmp, meta), True, summary)
+    except BaseException:
+        store.abandon(tmp)
+        raise
+
+
+def _import_package(store: RunStore, src: Path, *, name: str, origin: str) -> Imported:
+    """An AOTInductor .pt2 made a run: its text members in package/model.pt2 (the shared library,
+    cubins and weights left out; nothing in it is loaded or run). StoreError when it is refused."""
+    try:
+        with open_package(src) as zf:
+            models = package_graphs(zf, str(src))
+    except DiscoveryError as e:
+        raise StoreError(str(e)) from None
+    if not models:
+        raise StoreError(f"{origin} holds no AOTInductor model (no *.wrapper.cpp): give the .pt2 that "
+                         "aoti_compile_and_package wrote")
+    digest = hashlib.sha256(src.read_bytes()).hexdigest()
+    summary = f"an AOTInductor package: {len(models)} model{'s' * (len(models) != 1)}"
+    existing = _already_stored(store, digest)
+    if existing is not None:
+        return Imported(existing, False, summary)
+    run_id, tmp = store.begin(name.removesuffix(PACKAGE_SUFFIX))
+    try:
+        (tmp / "package").mkdir()
+        left_out = slim_package(src, tmp / "package" / f"model{PACKAGE_SUFFIX}")
+        meta = {"model": name.removesuffix(PACKAGE_SUFFIX), "title": name, "status": "complete", "reason": None,
+                "created": _dt.datetime.now(_dt.UTC).isoformat(), "graphs": [m.location.rsplit(":", 1)[1] for m in models],
+                "source": {"kind": "aoti_package", "path": origin, "sha256": digest, "summary": summary,
+                           "left_out": len(left_out)}, "package": f"package/model{PACKAGE_SUFFIX}",
+                "resolved": {"compiler": "aoti"}}
         return Imported(store.commit(run_id, tmp, meta), True, summary)
     except BaseException:
         store.abandon(tmp)
@@ -264,7 +300,7 @@ def trace_fields(folder: Path) -> dict:
         logs = trace_logs(str(folder))
     except DiscoveryError:
         return {}
-    parsed = [parse_trace(data, path=rel) for rel, data in logs]
+    parsed = [with_aot_payloads(parse_trace(data, path=rel), data) for rel, data in logs]
     return _trace_fields(parsed) if parsed else {}
 
 

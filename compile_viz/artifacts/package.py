@@ -11,11 +11,13 @@ post-grad and pre-grad nodes and stack traces). The shared library, cubins and w
 
 from __future__ import annotations
 
+import io
 import stat
 import zipfile
 from pathlib import Path, PurePosixPath
 
-from compile_viz.artifacts.discover import DiscoveryError
+from compile_viz.artifacts.discover import DiscoveryError, member_path
+from compile_viz.artifacts.model import DebugParse, GraphFolder, GraphParse, ParseWarning
 
 PACKAGE_SUFFIX = ".pt2"
 ARCHIVE_FORMAT = "archive_format"  # a member every .pt2 has at `<model>/archive_format`
@@ -55,11 +57,11 @@ def unsafe_member(info: zipfile.ZipInfo) -> str:
     return ""
 
 
-def open_package(path: str | Path) -> zipfile.ZipFile:
-    """The package opened as a zip; DiscoveryError (one line) when it is not one or a member
-    points outside it (nothing is read then)."""
+def open_package(path: str | Path, data: bytes | None = None) -> zipfile.ZipFile:
+    """The package opened as a zip (from `data` when given: a package inside a run zip);
+    DiscoveryError (one line) when it is not one or a member points outside it (nothing is read then)."""
     try:
-        zf = zipfile.ZipFile(path)
+        zf = zipfile.ZipFile(io.BytesIO(data) if data is not None else path)
     except (zipfile.BadZipFile, OSError) as exc:
         raise DiscoveryError(f"cannot read {path} as a .pt2 package ({exc}); point at the file "
                              "aoti_compile_and_package wrote") from None
@@ -95,3 +97,78 @@ def slim_package(src: Path, dst: Path) -> tuple[str, ...]:
                 out.writestr(info.filename, zf.read(info))
         part.replace(dst)
         return tuple(i.filename for i in zf.infolist() if i.filename not in names and not i.is_dir())
+
+
+def package_graphs(zf: zipfile.ZipFile, path: str) -> list[GraphFolder]:
+    """One graph per AOTInductor model in the package (a folder holding a `*.wrapper.cpp`), its
+    files named as the package names them."""
+    by_dir: dict[str, list[str]] = {}
+    for info in text_members(zf):
+        p = PurePosixPath(info.filename)
+        by_dir.setdefault(str(p.parent), []).append(p.name)
+    models = {d: names for d, names in sorted(by_dir.items()) if any(n.endswith(WRAPPER_SUFFIX) for n in names)}
+    out = []
+    for d, names in models.items():
+        files = (min(n for n in names if n.endswith(WRAPPER_SUFFIX)),
+                 *sorted(n for n in names if n.endswith(KERNEL_SUFFIX))[:1],
+                 *([KERNEL_INFORMATION] if KERNEL_INFORMATION in names else []))
+        name = PurePosixPath(d).name
+        out.append(GraphFolder(name if len(models) == 1 else d, name, "inference", f"{path}:{d}", files))
+    return out
+
+
+def planned_package(path: str, data: bytes | None = None):
+    """`artifacts.planned` for a .pt2 package (`data`: its bytes, when it lies in a zip): a DebugParse
+    with no graphs yet and one job per model in it. DiscoveryError (one line) when it is refused or
+    holds no AOTInductor model."""
+    from compile_viz.artifacts.jobs import GraphJob
+
+    with open_package(path, data) as zf:
+        folders = package_graphs(zf, path)
+        sizes = {i.filename: i.file_size for i in zf.infolist()}
+    if not folders:
+        raise DiscoveryError(f"{path} holds no AOTInductor model (no *{WRAPPER_SUFFIX}): was it written by "
+                             "aoti_compile_and_package?")
+    jobs = tuple(GraphJob(parse_package_graph, (path, f, data), sum(sizes.get(_member(f, n), 0) for n in f.files))
+                 for f in folders)
+    return DebugParse(root=path, graphs=(), graph_breaks=()), jobs
+
+
+def _member(folder: GraphFolder, name: str) -> str:
+    return member_path(folder.location.rsplit(":", 1)[1], name)
+
+
+def parse_package_graph(path: str, folder: GraphFolder, data: bytes | None = None) -> GraphParse:
+    """One model of a package as a GraphParse: the wrapper with its kernel file as the output code,
+    kernel_information.json as the provenance and kernel stacks; the package holds no FX graph nor
+    scheduler IR, which one warning says."""
+    from compile_viz.artifacts.aoti_wrapper import parse_aoti_wrapper
+    from compile_viz.artifacts.kernel_information import parse_kernel_information
+
+    with open_package(path, data) as zf:
+        texts = {n: zf.read(_member(folder, n)).decode("utf-8", "replace") for n in folder.files}
+    wrapper = folder.files[0]
+    kernels = next((t for n, t in texts.items() if n.endswith(KERNEL_SUFFIX)), "")
+    code = parse_aoti_wrapper(texts[wrapper] + ("\n" + kernels if kernels else ""), path=wrapper)
+    warnings = [*code.warnings, ParseWarning(folder.name, 0, "a .pt2 package holds no FX graph nor scheduler IR: "
+                                             "capture with `compile-viz capture --aoti` for the graph views")]
+    provenance = stacks = None
+    if KERNEL_INFORMATION in texts:
+        provenance, stacks = parse_kernel_information(texts[KERNEL_INFORMATION], path=KERNEL_INFORMATION)
+        warnings.extend(provenance.warnings + stacks.warnings)
+    return GraphParse(folder=folder, aot_graph=None, post_grad_graph=None, pre_fusion=None, post_fusion=None,
+                      output_code=code, provenance=provenance, warnings=tuple(warnings), kernel_stacks=stacks)
+
+
+def package_in(reader) -> tuple[str, bytes | None] | None:
+    """(path, bytes or None) of the first .pt2 in an ArtifactReader's tree (bytes when the tree is a
+    zip), or None when it holds none."""
+    for d, files in sorted(reader.dirs.items()):
+        for name in sorted(files):
+            if name.endswith(PACKAGE_SUFFIX):
+                rel = member_path(d, name)
+                if not reader.is_zip:
+                    return str(Path(reader.root) / rel), None
+                data = reader.read(d, name)
+                return (f"{reader.root}:{rel}", data) if data is not None else None
+    return None
