@@ -23,9 +23,15 @@ from pathlib import Path
 
 from compile_viz.artifacts import devices
 from compile_viz.artifacts.discover import SKIP_DIRS, ArtifactReader, DiscoveryError, find_graphs
-from compile_viz.artifacts.package import PACKAGE_SUFFIX, is_package, package_graphs, open_package, slim_package
-from compile_viz.artifacts.trace.discover import SUFFIXES, is_trace_file, trace_logs
+from compile_viz.artifacts.package import (
+    PACKAGE_SUFFIX,
+    is_package,
+    open_package,
+    package_graphs,
+    slim_package,
+)
 from compile_viz.artifacts.trace.aot import with_aot_payloads
+from compile_viz.artifacts.trace.discover import SUFFIXES, is_trace_file, trace_logs
 from compile_viz.artifacts.trace.model import TraceLog
 from compile_viz.artifacts.trace.read import parse_trace
 from compile_viz.store import (

@@ -16,7 +16,14 @@ from __future__ import annotations
 
 import re
 
-from compile_viz.artifacts.model import BufferAllocation, Kernel, KernelLaunch, OutputCode, ParseWarning, deferred
+from compile_viz.artifacts.model import (
+    BufferAllocation,
+    Kernel,
+    KernelLaunch,
+    OutputCode,
+    ParseWarning,
+    deferred,
+)
 from compile_viz.artifacts.output_code import HEURISTICS, _launch_args, kernel_kind, parse_comments
 from compile_viz.artifacts.text import IDENT, read_artifact
 
@@ -86,7 +93,7 @@ class _Wrapper:
                 i = self._triton(m.group(1), i)
             elif line.startswith("extern \"C\"") and (m := CPP_KERNEL.match(line)):
                 i = self._cpp(m.group(1), i)
-            elif line.startswith("void AOTInductorModel::run_impl("):
+            elif RUN_IMPL.match(line):
                 i = self._skip_signature(i)
                 self.body = (i, self._end_of_run_impl(i))
                 i = self.body[1]

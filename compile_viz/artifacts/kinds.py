@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.aoti_wrapper import parse_aoti_wrapper
+from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.fx_graph import parse_fx_graph
 from compile_viz.artifacts.output_code import parse_output_code
 from compile_viz.artifacts.provenance import parse_provenance

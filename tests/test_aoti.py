@@ -1,0 +1,231 @@
+"""torch.export and AOTInductor (issue 29): capture --aoti, the C++ wrapper, .pt2 packages, export and AOTI
+TORCH_TRACE logs, and a JIT run compared with an AOT run of the same model."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from compile_viz.artifacts import DiscoveryError, parse_path
+from compile_viz.artifacts.aoti_wrapper import parse_aoti_wrapper
+from compile_viz.artifacts.exported_program import parse_exported_program
+from compile_viz.artifacts.package import slim_package
+from compile_viz.compare import diff_runs, load_side
+from compile_viz.linking.index import build_index
+from compile_viz.store import RunStore, StoreError
+from compile_viz.trace_import import import_path
+from tests.conftest import CORPUS, ROOT, compile_viz_cli, corpus_required
+
+FIXTURES = ROOT / "tests" / "fixtures"
+AOTI_RUN = FIXTURES / "aoti" / "gpt2_infer_aoti_cpu.zip"
+JIT_RUN = FIXTURES / "aoti" / "gpt2_infer_jit_cpu.zip"
+TLPARSE = FIXTURES / "traces" / "tlparse-aoti"
+
+
+def _member(zip_path: Path, suffix: str) -> bytes:
+    with zipfile.ZipFile(zip_path) as zf:
+        return zf.read(next(n for n in zf.namelist() if n.endswith(suffix)))
+
+
+def _escape(pt2: Path, out: Path, name: str) -> Path:
+    """A copy of a real package with one more member, named `name` (a path outside the archive)."""
+    with zipfile.ZipFile(pt2) as src, zipfile.ZipFile(out, "w") as dst:
+        for info in src.infolist():
+            dst.writestr(info, src.read(info))
+        dst.writestr(name, "outside")
+    return out
+
+
+# --------------------------------------------------------------------------- a CPU --aoti run (fixture)
+
+
+def test_an_aoti_run_parses_like_a_jit_one_with_every_launch_linked():
+    parse = parse_path(str(AOTI_RUN))
+    (g,) = parse.graphs
+    assert g.kind == "inference" and "output_code.cpp" in g.folder.files
+    assert not g.warnings and not parse.warnings
+    oc = g.output_code
+    assert len(oc.kernels) == 8 and all(k.backend == "cpp" and k.source.startswith('extern "C"') for k in oc.kernels)
+    assert sum(not la.is_extern for la in oc.launches) == 9
+    assert {la.kernel for la in oc.launches if la.is_extern} >= {"aoti_torch_cpu_addmm_out", "aoti_torch_cpu_mm_out"}
+    assert oc.graph_inputs == ("arg29_1",) and oc.returns == "var_3"
+    ep = g.exported_program  # export/exported_program.txt, given to the graph
+    assert len(ep.inputs_of("PARAMETER")) == 29 and [i.name for i in ep.inputs_of("USER_INPUT")] == ["input_ids"]
+    assert ep.inputs[0].target == "transformer.wte.weight" and ep.outputs[0].kind == "USER_OUTPUT"
+    index = build_index(g)
+    assert all(la.post_grad_nodes and la.fx_nodes and la.source_lines for la in index.launches)
+    assert {la.evidence for la in index.launches} == {"provenance"}
+    addmm = next(la for la in index.launches if la.kernel == "aoti_torch_cpu_addmm_out")
+    assert addmm.fusion_group and addmm.scheduler_nodes
+
+
+def test_the_run_keeps_the_packages_text_only_and_it_opens_alone():
+    meta = json.loads(_member(AOTI_RUN, "meta.json"))
+    assert meta["resolved"]["compiler"] == "aoti" and meta["package"] == "package/model.pt2"
+    assert meta["timings"]["export_s"] < meta["timings"]["compile_s"]
+    pt2 = _member(AOTI_RUN, "package/model.pt2")
+    with zipfile.ZipFile(io.BytesIO(pt2)) as zf:
+        names = zf.namelist()
+    assert any(n.endswith(".wrapper.cpp") for n in names) and any(n.endswith("kernel_information.json") for n in names)
+    assert not any(n.endswith((".so", ".cubin", ".o")) or "/weights/" in n for n in names)
+
+
+def test_a_package_opens_with_parse_and_import(tmp_path):
+    pt2 = tmp_path / "model.pt2"
+    pt2.write_bytes(_member(AOTI_RUN, "package/model.pt2"))
+    (g,) = parse_path(str(pt2)).graphs
+    assert len(g.output_code.kernels) == 8 and len(g.output_code.launches) == 21
+    assert g.aot_graph is None and any("holds no FX graph" in w.text for w in g.warnings)
+    index = build_index(g)  # provenance from kernel_information.json, stacks too
+    assert all(la.post_grad_nodes and la.source_lines for la in index.launches)
+    store = RunStore(tmp_path / "home")
+    done = import_path(store, pt2)
+    assert done.new and done.run.meta["source"]["kind"] == "aoti_package"
+    assert [len(x.output_code.launches) for x in parse_path(str(done.run.path)).graphs] == [21]
+    assert not import_path(store, pt2).new
+
+
+@pytest.mark.parametrize("name", ["../outside.txt", "/etc/outside.txt", "model/../../outside.txt"])
+def test_a_package_with_a_path_outside_the_archive_is_refused_in_one_line(tmp_path, name):
+    pt2 = tmp_path / "model.pt2"
+    pt2.write_bytes(_member(AOTI_RUN, "package/model.pt2"))
+    evil = _escape(pt2, tmp_path / "evil.pt2", name)
+    with pytest.raises(DiscoveryError, match="outside the archive") as e:
+        parse_path(str(evil))
+    assert "\n" not in str(e.value)
+    with pytest.raises(StoreError, match="outside the archive"):
+        import_path(RunStore(tmp_path / "home"), evil)
+    with pytest.raises(DiscoveryError):
+        slim_package(evil, tmp_path / "slim.pt2")
+    r = compile_viz_cli("parse", str(evil))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "refused" in r.stderr
+
+
+def test_jit_and_aot_runs_of_one_model_compare():
+    diff = diff_runs(load_side(str(JIT_RUN)), load_side(str(AOTI_RUN)))
+    (gm,) = diff.graphs
+    counts = gm.counts()
+    assert counts.get("same", 0) >= 15, counts  # the same C++ kernels, launched from C++ instead of Python
+    kinds = {(r.kernel, g.cls) for g in gm.groups for r in g.b if r.kernel.startswith("aoti_torch_")}
+    assert kinds, "the AOT side's shim calls are in the comparison"
+
+
+# --------------------------------------------------------------------------- parsers on real text
+
+
+@settings(max_examples=40, deadline=None)
+@given(cut=st.floats(min_value=0, max_value=1))
+def test_the_wrapper_parser_never_raises_on_a_cut_file(cut):
+    data = _member(AOTI_RUN, "output_code.cpp")
+    result = parse_aoti_wrapper(data[: int(len(data) * cut)], path="output_code.cpp")
+    assert isinstance(result.warnings, tuple)
+    if cut < 0.9:
+        assert result.warnings
+
+
+@settings(max_examples=40, deadline=None)
+@given(cut=st.floats(min_value=0, max_value=1))
+def test_the_exported_program_parser_never_raises_on_a_cut_file(cut):
+    data = _member(AOTI_RUN, "exported_program.txt")
+    result = parse_exported_program(data[: int(len(data) * cut)], path="exported_program.txt")
+    assert isinstance(result.warnings, tuple)
+
+
+# --------------------------------------------------------------------------- TORCH_TRACE logs
+
+
+def test_tlparse_aoti_cuda_log_opens_with_triton_kernels_launches_and_provenance():
+    parse = parse_path(str(TLPARSE / "inductor_provenance_aot_cuda_log.txt"))
+    (g,) = parse.graphs
+    assert g.kind == "inference" and not g.warnings
+    oc = g.output_code
+    assert [k.name for k in oc.kernels] == ["triton_poi_fused_addmm_relu_sigmoid_0", "triton_poi_fused_mul_1",
+                                            "triton_poi_fused_addmm_gelu_2"]
+    assert all(k.backend == "triton" and "@triton.jit" in k.source for k in oc.kernels)
+    assert [la.kernel for la in oc.launches] == ["aoti_torch_cuda_mm_out", "triton_poi_fused_addmm_relu_sigmoid_0",
+                                                 "triton_poi_fused_mul_1", "aoti_torch_cuda_mm_out",
+                                                 "triton_poi_fused_addmm_gelu_2"]
+    assert len(g.post_grad_graph.nodes) > 10 and g.provenance.code_to_post
+    index = build_index(g)
+    gelu = index.launches[4]
+    assert gelu.evidence == "provenance" and "erf" in gelu.post_grad_nodes and gelu.source_lines
+
+
+def test_tlparse_aoti_cpu_log_opens_with_cpp_kernels():
+    (g,) = parse_path(str(TLPARSE / "inductor_provenance_aot_log.txt")).graphs
+    assert g.output_code.kernels and all(k.backend == "cpp" for k in g.output_code.kernels)
+    assert sum(not la.is_extern for la in g.output_code.launches) == len(g.output_code.kernels)
+    assert not g.warnings
+
+
+def test_export_logs_open_with_their_exported_graph():
+    (g,) = parse_path(str(TLPARSE / "export_guard_added.log")).graphs
+    assert g.kind == "export" and [n.name for n in g.aot_graph.nodes] == ["a", "mul", "output"]
+    assert [(i.name, i.kind) for i in g.exported_program.inputs] == [("a", "USER_INPUT")]
+    corpus_required()
+    (g,) = parse_path(str(CORPUS / "traces" / "tlparse-tests" / "export.log")).graphs
+    assert g.kind == "export" and g.aot_graph.node("slice_1") is not None
+    assert [i.name for i in g.exported_program.inputs] == ["x", "y"]
+    assert g.exported_program.range_constraints.startswith("{u0:")
+
+
+def test_an_aoti_trace_imports_and_its_run_opens(tmp_path):
+    done = import_path(RunStore(tmp_path), TLPARSE / "inductor_provenance_aot_cuda_log.txt")
+    assert done.run.meta["trace"]["graphs"] == 1
+    (g,) = parse_path(str(done.run.path)).graphs
+    assert len(g.output_code.kernels) == 3
+
+
+# --------------------------------------------------------------------------- a real capture --aoti
+
+
+@pytest.mark.slow
+def test_capture_aoti_of_a_bundled_sample_on_the_cpu(tmp_path):
+    r = compile_viz_cli("capture", "mlp_gelu", "--aoti", "--device", "cpu", "--home", str(tmp_path))
+    assert r.returncode == 0, r.stderr[-2000:]
+    run = Path(r.stdout.strip().splitlines()[-1])
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["resolved"]["compiler"] == "aoti" and not meta["resolved"]["train"]
+    (g,) = parse_path(str(run)).graphs
+    assert not g.warnings, g.warnings
+    assert g.exported_program.inputs_of("USER_INPUT") and g.exported_program.inputs_of("PARAMETER")
+    index = build_index(g)
+    assert any(not la.is_extern for la in index.launches)
+    assert all(la.fx_nodes and la.source_lines for la in index.launches)
+    (pg,) = parse_path(str(run / "package" / "model.pt2")).graphs
+    assert [la.kernel for la in pg.output_code.launches] == [la.kernel for la in g.output_code.launches]
+    r = compile_viz_cli("parse", "--trace", str(run))  # its TORCH_TRACE log: the same kernels, no Dynamo frame
+    line = next(ln for ln in r.stdout.splitlines() if ln.startswith("[] inference"))
+    assert r.returncode == 0 and f"{len(g.output_code.kernels)} kernels" in line, r.stdout
+
+
+@pytest.mark.slow
+def test_an_export_failure_is_a_failed_run_with_the_reason_and_the_users_line(tmp_path):
+    model = tmp_path / "branchy.py"
+    model.write_text(
+        "from sample_models import SampleSpec\n\n"
+        "def build(device, dtype):\n"
+        "    import torch\n\n"
+        "    class Branchy(torch.nn.Module):\n"
+        "        def forward(self, x):\n"
+        "            if x.sum().item() > 0:  # data-dependent control flow\n"
+        "                return x * 2\n"
+        "            return x - 1\n\n"
+        "    return Branchy()\n\n"
+        "def example_inputs(device, dtype):\n"
+        "    import torch\n"
+        "    return (torch.randn(4, 8, device=device, dtype=dtype),)\n\n"
+        "SPEC = SampleSpec(name='branchy', title='Branchy', teaching_note='', build=build,\n"
+        "                  example_inputs=example_inputs)\n")
+    r = compile_viz_cli("capture", str(model), "--aoti", "--device", "cpu", "--home", str(tmp_path / "home"))
+    assert r.returncode == 1
+    meta = json.loads((Path(r.stdout.strip().splitlines()[-1]) / "meta.json").read_text())
+    reason = meta["reason"]
+    assert meta["status"] == "failed" and reason.startswith("torch.export failed: ") and "\n" not in reason
+    assert f"{model}:8 in forward" in reason, reason
