@@ -173,7 +173,7 @@ class Matcher:
                     g = nodes[u]
                     args = g.args
                     if (g.target == target and len(args) == nargs and args[k] == gref and u not in used
-                            and g.dtype == dtype and g.shape == shape and g.constants == constants):
+                            and g.dtype == dtype and g.shape == shape and (constants is None or g.constants == constants)):
                         cand = u
                         break
                 else:
@@ -183,7 +183,7 @@ class Matcher:
                 if len(args) > k and (cand := args[k]) not in used:
                     c = nodes[cand]
                     if not (c.target == target and len(c.args) == nargs and c.dtype == dtype and c.shape == shape
-                            and c.constants == constants):
+                            and (constants is None or c.constants == constants)):
                         return None
                 else:
                     return None
@@ -236,7 +236,7 @@ class Matcher:
             pending = rest
         # each step with the template node's op, arity, dtype, shape and constants: what
         # `_same_op` compares, read once here rather than at every candidate
-        steps = [(t, through_users, ref, k, t.target, len(t.args), t.dtype, t.shape, t.constants)
+        steps = [(t, through_users, ref, k, t.target, len(t.args), t.dtype, t.shape, _constants(t))
                  for t, through_users, ref, k in steps]
         plan = self.plans[key] = (steps, pending)
         return plan
@@ -271,8 +271,15 @@ def _same_op(a: FxNode, b: FxNode) -> bool:
         and len(a.args) == len(b.args)
         and a.dtype == b.dtype
         and a.shape == b.shape
-        and a.constants == b.constants
+        and (a.constants == b.constants or _constants(a) is None)
     )
+
+
+def _constants(n: FxNode) -> tuple[str, ...] | None:
+    """The constants a kernel with node `n` among its origins is specialised to; None for a matrix
+    multiply or convolution, computed by its extern call (a kernel that adds a convolution's bias
+    is the same code whatever the stride, padding or groups)."""
+    return None if op_name(n.target) in MATMULS else n.constants
 
 
 def op_matches(target: str, op: str) -> bool:

@@ -70,8 +70,9 @@ class Origins:
         return self.of_call(name)
 
     def _own(self, n: FxNode) -> set[str]:
-        """The node and what its (worked out) arguments pass on."""
-        out = {n.name}
+        """The node and what its (worked out) arguments pass on; a tuple element (`getitem`) is
+        no IR node of its own, only what its parent made, so it passes that alone."""
+        out = set() if n.target == "operator.getitem" else {n.name}
         for a in n.args:
             out |= self.passed.get(a, frozenset())
         return out
@@ -100,7 +101,7 @@ class Origins:
     def _boundary(self, n: FxNode) -> bool:
         """A buffer whatever its arguments: nothing behind it needs working out."""
         return n.op != "call_function" or (
-            (n.name in self.extern or op_name(n.target) in MATMULS) and not _conv_with_bias(n))
+            (n.name in self.extern or op_name(n.target) in MATMULS) and not is_conv_with_bias(n))
 
     def _realized(self, n: FxNode) -> tuple[bool, frozenset[str]]:
         """Whether node `n` is a buffer by the time its consumers are lowered, and what it reads."""
@@ -117,13 +118,29 @@ class Origins:
                 reads.add(a)
             else:
                 reads |= self.reads.get(a, frozenset())
+        op = op_name(n.target)
+        if op in REDUCTIONS or is_conv_with_bias(n):
+            # passes its origins on (gathered before a consumer's lowering realizes it), but a
+            # consumer loads its buffer: a reduction's result, or the convolution whose bias a
+            # pointwise adds (the convolution is an extern call)
+            reads = {n.name} | (set(self.reads.get(n.args[2], {n.args[2]})) if op not in REDUCTIONS else set())
         node_users = users.get(n.name, ())
-        if len(node_users) > 1 and (len(reads) > REALIZE_READS or any(u in extern for u in node_users)
-                                    or ("output" in node_users and op_name(n.target) not in VIEW_OPS)):
+        if op_name(n.target) in VIEW_OPS:
+            # a view realized for its users realizes its base, but stays a view: `gather_origins`
+            # counts it unrealized and hands on the origins it was made with
+            return False, frozenset(reads)
+        if len(node_users) > 1 and not self._tuple(node_users) and (
+                len(reads) > REALIZE_READS or any(u in extern for u in node_users) or "output" in node_users):
             return True, frozenset((n.name,))  # a reused result: stored rather than recomputed
         if len(reads) > REALIZE_ACC_READS or self._unrolled(n):
             return True, frozenset((n.name,))
         return False, frozenset(reads)
+
+    def _tuple(self, node_users) -> bool:
+        """Whether the users are tuple elements: the lowering returned a tuple (var_mean), which
+        `run_node` neither realizes for reuse nor counts the users of."""
+        known = self.known
+        return all((u := known.get(name)) is not None and u.target == "operator.getitem" for name in node_users)
 
     def _unrolled(self, n: FxNode) -> bool:
         """A reduction over a few elements: Inductor unrolls it into a pointwise that inlines its
@@ -151,8 +168,8 @@ OWN_RESULT = {"mm", "addmm", "bmm", "baddbmm", "_int_mm", "_scaled_mm"}
 def _is_own_result(node: FxNode) -> bool:
     """Whether the extern call's buffer is the node's lowering result (Inductor's origin_node)."""
     op = op_name(node.target)
-    return op in OWN_RESULT or (op == "convolution" and not _conv_with_bias(node))
+    return op in OWN_RESULT or (op == "convolution" and not is_conv_with_bias(node))
 
 
-def _conv_with_bias(node: FxNode) -> bool:
+def is_conv_with_bias(node: FxNode) -> bool:
     return node.target.startswith("aten.convolution") and len(node.args) >= 3

@@ -7,7 +7,7 @@ from functools import cached_property
 
 from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse
 from compile_viz.linking.matcher import Matcher, op_matches
-from compile_viz.linking.origins import Origins
+from compile_viz.linking.origins import Origins, is_conv_with_bias
 from compile_viz.linking.reasons import VIEW_OPS, no_kernel_reason, op_name
 
 PROVENANCE, COMMENTS, STRUCTURE, ORDER = "provenance", "comments", "structure", "order"
@@ -74,12 +74,19 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     # Inductor's origins have them, with what was inlined into them
     guessed = [i for i, la in enumerate(launches) if sets[i] and (
         (la.is_extern and evidence[i] != PROVENANCE) or (not la.is_extern and evidence[i] == ORDER))]
-    if guessed:  # what Inductor inlined into the inputs it realized for the call (origins.py)
+    # a later instance of a kernel that adds a convolution's bias: the pointwise made in the
+    # convolution's lowering takes what the convolution gathered, which the first instance's
+    # template cannot show (its convolution read a graph input, this one a block's output)
+    biased = [i for i, la in enumerate(launches) if evidence[i] == STRUCTURE
+              and any(is_conv_with_bias(known[n]) for n in sets[i] if n in known)]
+    if guessed or biased:  # what Inductor inlined into the inputs it realized for the call (origins.py)
         extern = {n for i, la in enumerate(launches) if la.is_extern for n in sets[i]}
         origins = Origins(post.nodes, users, extern)
         for i in guessed:
             of = origins.of_extern if launches[i].is_extern else origins.of_call
             sets[i] = set().union(*(of(n) for n in sets[i]))
+        for i in biased:
+            sets[i] = sets[i].union(*(origins.of_call(n) for n in sets[i] if n in known and is_conv_with_bias(known[n])))
     return sets, evidence
 
 
