@@ -28,6 +28,7 @@ CLEANUP_TAIL = re.compile(r";\s+(?:\w+ = )+None\s*$")
 CALL_EXPR = re.compile(r"^([\w.]+)\((.*)\)$", re.S)
 GETITEM_EXPR = re.compile(r"^(\w+)\[(.+)\]$")
 GET_ATTR_EXPR = re.compile(r"^self\.([\w.]+)$")
+GETATTR_CALL = re.compile(r'getattr\(([\w.]+), "(\w+)"\)')
 RETURN_LINE = re.compile(r"^return\b ?(.*)$")
 # AOTInductor's graphs (torch.export, then Inductor): `def forward(self):` declares its inputs in the body,
 # `arg2_1: "f32[8, 64]";`, then unflattens them: `arg2_1, = fx_pytree.tree_flatten_spec([], self._in_spec)`
@@ -242,6 +243,12 @@ class _State:
 
 def _classify(expr: str) -> tuple[str, str, str]:
     """Return (op, target, argument text) of a node's right-hand side."""
+    if expr.startswith("getattr(self"):  # an attribute named by a number: getattr(self.h, "0").attn.weight
+        flat = expr
+        while m := GETATTR_CALL.search(flat):
+            flat = f"{flat[:m.start()]}{m.group(1)}.{m.group(2)}{flat[m.end():]}"
+        if m := GET_ATTR_EXPR.match(flat):
+            return "get_attr", m.group(1), ""
     m = CALL_EXPR.match(expr)
     if m:
         callee = m.group(1)
