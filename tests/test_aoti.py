@@ -147,6 +147,21 @@ def test_the_viewer_opens_an_aot_run_on_a_launch_with_its_kernel(app_store, sour
     no_errors(at)
     assert at.query_params["graph"] in ("model___0.0", "[] inference")
     assert kernel in repr(at._tree)
+    labels = [e.label for e in at.expander if e.label.startswith("Exported program")]
+    if source == AOTI_RUN:  # its signature: what export lifted out of the module
+        assert labels == ["Exported program (torch.export): 1 user input, 29 parameters -> 1 user output"]
+    else:
+        assert labels == []
+
+
+def test_the_signature_is_escaped():
+    from compile_viz.render.exported import signature_html
+
+    text = _member(AOTI_RUN, "exported_program.txt").decode().replace("target='lm_head.weight'",
+                                                                       "target='<b>lm_head</b>'")
+    ep = parse_exported_program(text, path="exported_program.txt")
+    html = signature_html(ep)
+    assert "&lt;b&gt;lm_head&lt;/b&gt;" in html and "<b>" not in html
 
 
 # --------------------------------------------------------------------------- parsers on real text

@@ -18,6 +18,7 @@ from compile_viz.render.summary import Card, cards_html, graph_break_rows, graph
 from compile_viz.store import StoreError
 from compile_viz.ui import hierarchy_ui, loaders, panes, state
 from compile_viz.ui.compile_section import compile_section
+from compile_viz.ui.export_section import export_section
 from compile_viz.ui.fusion_panel import fusion_panel
 from compile_viz.ui.ladder_row import ladder_row
 from compile_viz.ui.perf_panel import kernel_cost_caption, perf_panel
@@ -92,6 +93,7 @@ def page() -> None:
         with why_box:
             fusion_panel(graph, index, sel)
     compile_section(key, parse, graph)  # guards and phase timings of this graph's compile
+    export_section(graph)  # ahead of time: the exported program's signature
     time_section(key, graph.id)  # the job's own profile, when it has one
     if info.meta.get("measure"):
         with st.expander("Eager vs compiled: did compiling pay off?", expanded=True):
