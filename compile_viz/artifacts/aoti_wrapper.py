@@ -2,7 +2,7 @@
 `<hash>.kernel.cpp`) in a .pt2 package, the `inductor_aot_wrapper_code` / `inductor_aot_kernel_code`
 graph dumps of a TORCH_TRACE log. The same OutputCode as output_code.py gives.
 
-Kernels: on a GPU, `static inline void call_triton_<name>(...)` holds the Triton source as a
+Kernels: on a GPU, `static [inline] void call_triton_<name>(...)` holds the Triton source as a
 comment (`async_compile.triton('<name>', '''...''')`) and launches it; on a CPU, the C++ kernels
 are `extern "C" void cpp_fused_<name>(...) { ... }` definitions (in the kernel file, which the
 debug tree's output_code.cpp carries after the wrapper). Launches: the statements of
@@ -29,9 +29,11 @@ from compile_viz.artifacts.text import IDENT, read_artifact
 
 RUN_IMPL = re.compile(r"^void AOTInductorModel::run_impl\(")
 RUN_IMPL_END = "} // AOTInductorModel::run_impl"
-TRITON_CALL_DEF = re.compile(r"^static inline void call_(\w+)\(")
-TRITON_SOURCE = re.compile(r"^(\s*)async_compile\.\w+\('(\w+)', (?:r?''')\s*$")
-TRITON_SOURCE_END = re.compile(r"^\s*''',")
+# torch 2.6-2.10: `static inline void call_triton_...(`; 2.11+: `static __attribute__((noinline)) void ...`
+TRITON_CALL_DEF = re.compile(r"^static (?:inline |__attribute__\(\(\w+\)\) )*void call_(\w+)\(")
+# the source the wrapper embeds in a comment: async_compile.triton('name', ''' ... ''', device_str=...)
+TRITON_SOURCE = re.compile(r"^(\s*)async_compile\.\w+\(\s*['\"](\w+)['\"],\s*r?('''|\"\"\")\s*$")
+TRITON_SOURCE_END = re.compile(r"^\s*('''|\"\"\")")
 CPP_KERNEL = re.compile(r'^extern "C"\s+(?:\w+\s+)*void\s+(\w+)\(')
 FUNCTION_END = "}"
 
@@ -48,6 +50,8 @@ PROXY_CALL = re.compile(r"^(aoti_torch_proxy_executor_call_function)\((.*)\);$")
 CALL = re.compile(r"^(?:call_)?(\w+)\((.*)\);$")
 RETURN = re.compile(r"^output_handles\[(\d+)\] = (\w+)\.release\(\);")
 HANDLE_OUT = re.compile(r"&(\w+?)_handle\b")
+# a declaration (`AOTICudaGuard device_guard(0);`, `cudaStream_t stream0 = ...;`): a type, a space, a name
+DECLARATION = re.compile(r"^[A-Za-z_][\w:<>,*&]*(?: const)?\s+[*&]?\w+\s*(?:[({=].*)?;$")
 # shim calls that make, view or inspect tensors rather than compute: not launches
 SHIM_QUIET = re.compile(r"^aoti_torch_(empty_strided|_reinterpret_tensor|get_|new_|delete_|item_|assign_|"
                         r"tensor_copy_|copy_|clone|as_strided|create_|check_|grad_mode)")
@@ -89,7 +93,7 @@ class _Wrapper:
         lines, i = self.lines, 0
         while i < len(lines):
             line = lines[i]
-            if line.startswith("static inline void call_") and (m := TRITON_CALL_DEF.match(line)):
+            if line.startswith("static ") and (m := TRITON_CALL_DEF.match(line)):
                 i = self._triton(m.group(1), i)
             elif line.startswith("extern \"C\"") and (m := CPP_KERNEL.match(line)):
                 i = self._cpp(m.group(1), i)
@@ -119,11 +123,11 @@ class _Wrapper:
     def _triton(self, name: str, i: int) -> int:
         end = self._function_end(i)
         start = stop = None
-        indent = ""
+        indent = quote = ""
         for j in range(i + 1, end):
             if start is None and (m := TRITON_SOURCE.match(self.lines[j])):
-                indent, start = m.group(1), j + 1
-            elif start is not None and TRITON_SOURCE_END.match(self.lines[j]):
+                indent, start, quote = m.group(1), j + 1, m.group(3)
+            elif start is not None and (e := TRITON_SOURCE_END.match(self.lines[j])) and e.group(1) == quote:
                 stop = j
                 break
         if start is None or stop is None:  # a call_ helper without embedded source: still a kernel we launch
@@ -221,7 +225,7 @@ class _Wrapper:
         if (m := CALL.match(s)) and (name := m.group(1)) in self.names:
             self._launch(name, False, m.group(2), lineno, pending)
             return True
-        if s.startswith(QUIET) or s.endswith(".reset();"):
+        if s.startswith(QUIET) or s.endswith(".reset();") or DECLARATION.match(s):
             return False
         self.warn(lineno, "statement in run_impl not understood", s)
         return False
