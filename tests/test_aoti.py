@@ -277,3 +277,24 @@ def test_an_export_failure_is_a_failed_run_with_the_reason_and_the_users_line(tm
     reason = meta["reason"]
     assert meta["status"] == "failed" and reason.startswith("torch.export failed: ") and "\n" not in reason
     assert f"{model}:8 in forward" in reason, reason
+
+
+def test_the_compare_and_compiles_pages_open_aot_runs(app_store):
+    from test_app_fixtures import no_errors, run_app
+
+    jit, aot = app_store.import_zip(JIT_RUN), app_store.import_zip(AOTI_RUN)
+    trace = import_path(app_store, TLPARSE / "export_guard_added.log").run
+    pages = """
+import streamlit as st
+from compile_viz.ui import compare_page, compiles_page, page_registry, viewer
+
+pages = dict({first}=st.Page({first}_page.page if "{first}" != "viewer" else viewer.page, title="{first}",
+                               url_path="{first}", default=True),
+             viewer=st.Page(viewer.page, title="Viewer", url_path="viewer"))
+page_registry.register(pages)
+st.navigation(list(pages.values())).run()
+"""
+    at = run_app(pages.format(first="compare"), run=jit.id, compare=aot.id)
+    no_errors(at)
+    assert "same" in repr(at._tree) and "aoti_torch_cpu_mm_out" in repr(at._tree)
+    no_errors(run_app(pages.format(first="compiles"), run=trace.id))
