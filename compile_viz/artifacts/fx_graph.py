@@ -14,7 +14,7 @@ import re
 from functools import lru_cache
 
 from compile_viz.artifacts.model import FxGraph, FxNode, ParseWarning, SourceLocation
-from compile_viz.artifacts.text import IDENT, names_in, parse_annotation, read_artifact, split_top_level
+from compile_viz.artifacts.text import REF, names_in, parse_annotation, read_artifact, split_top_level
 
 CLASS_LINE = re.compile(r"^(\s*)class (\S+?)\((?:torch\.nn\.Module|torch\.fx\.GraphModule|\w[\w.]*)\):\s*$")
 FORWARD_LINE = re.compile(r"^(\s*)def forward\(self(?:, )?(.*)\):\s*$")
@@ -75,7 +75,7 @@ class _State:
 
     def run(self, lines: list[str]) -> None:
         match = NODE_LINE.match
-        findall = IDENT.findall
+        findall = REF.findall
         graph = known = into = None  # self.graph, its known names and node list, kept in step
         new, set_dict = object.__new__, object.__setattr__
         for lineno, raw in enumerate(lines, 1):
@@ -215,8 +215,8 @@ class _State:
         dtype, shape, stride = parse_annotation(ann) if ann else (None, None, None)
         op, target, arg_text = _classify(expr)
         known = self.known.setdefault(self.graph, {})
-        args = tuple(names_in(arg_text, known))
-        constants = tuple(p for p in split_top_level(arg_text) if not names_in(p, known)) if op != "get_attr" else ()
+        args = tuple(names_in(arg_text, known, REF))
+        constants = tuple(p for p in split_top_level(arg_text) if not names_in(p, known, REF)) if op != "get_attr" else ()
         self._add(FxNode(name, op, target, dtype, shape, stride, args, constants, self.source, lineno, self.graph))
 
     def _add(self, node: FxNode, register: bool = True) -> None:
@@ -283,7 +283,7 @@ def _constants(field: str, arg_text: str, args: tuple[str, ...]) -> dict:
         # top level, so the rest splits as the whole would)
         return {"constants": _split_constants(rest)}
     used = set(args)
-    findall = IDENT.findall
+    findall = REF.findall
     return {"constants": tuple([
         p for p in split_top_level(arg_text)
         # a bare name is its own only identifier: no pattern needed for the usual pieces

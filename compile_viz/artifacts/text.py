@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 
 IDENT = re.compile(r"[A-Za-z_]\w*")
+# an identifier that can name an FX node in a call's arguments: not an attribute (`torch.int32`),
+# not a keyword's name (`index=0` in `device(type='cuda', index=0)`, beside a node named `index`)
+REF = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?!\w|\s*=(?!=))")
 # "f32[100, 100]" / "f32[100, 100][100, 1]cuda:0" / "i64[]" / "Sym(s77)"
 TENSOR_ANNOTATION = re.compile(r"^(\w+)\[([^\]]*)\](?:\[([^\]]*)\])?(.*)$")
 SYM_ANNOTATION = re.compile(r"^Sym\((.*)\)$")
@@ -151,10 +154,10 @@ def parse_annotation(ann: str) -> tuple[str | None, tuple[str, ...] | None, tupl
     return None, None, None
 
 
-def names_in(text: str, known: dict[str, object] | set[str]) -> list[str]:
-    """Identifiers in `text` that are keys of `known`, in order of first appearance."""
+def names_in(text: str, known: dict[str, object] | set[str], pattern: re.Pattern = IDENT) -> list[str]:
+    """Identifiers in `text` (those `pattern` finds) that are keys of `known`, in order of first appearance."""
     seen: dict[str, None] = {}  # a list made this quadratic: a backward graph returns ~1,000 names
-    for ident in IDENT.findall(text):
+    for ident in pattern.findall(text):
         if ident in known:
             seen[ident] = None
     return list(seen)

@@ -173,7 +173,8 @@ class Matcher:
                     g = nodes[u]
                     args = g.args
                     if (g.target == target and len(args) == nargs and args[k] == gref and u not in used
-                            and g.dtype == dtype and g.shape == shape and (constants is None or g.constants == constants)):
+                            and g.dtype == dtype and g.shape == shape
+                            and (constants is None or _constants(g) == constants)):
                         cand = u
                         break
                 else:
@@ -183,7 +184,7 @@ class Matcher:
                 if len(args) > k and (cand := args[k]) not in used:
                     c = nodes[cand]
                     if not (c.target == target and len(c.args) == nargs and c.dtype == dtype and c.shape == shape
-                            and (constants is None or c.constants == constants)):
+                            and (constants is None or _constants(c) == constants)):
                         return None
                 else:
                     return None
@@ -271,15 +272,21 @@ def _same_op(a: FxNode, b: FxNode) -> bool:
         and len(a.args) == len(b.args)
         and a.dtype == b.dtype
         and a.shape == b.shape
-        and (a.constants == b.constants or _constants(a) is None)
+        and ((ca := _constants(a)) is None or ca == _constants(b))
     )
 
 
 def _constants(n: FxNode) -> tuple[str, ...] | None:
     """The constants a kernel with node `n` among its origins is specialised to; None for a matrix
     multiply or convolution, computed by its extern call (a kernel that adds a convolution's bias
-    is the same code whatever the stride, padding or groups)."""
-    return None if op_name(n.target) in MATMULS else n.constants
+    is the same code whatever the stride, padding or groups). The device a constant is made on is
+    left out: FX writes it on some `full` nodes of a graph and not on others."""
+    if op_name(n.target) in MATMULS:
+        return None
+    constants = n.constants
+    if any(c.startswith("device = ") for c in constants):
+        return tuple(c for c in constants if not c.startswith("device = "))
+    return constants
 
 
 def op_matches(target: str, op: str) -> bool:

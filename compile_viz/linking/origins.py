@@ -37,6 +37,9 @@ REALIZE_READS = 4  # torch._inductor.config.realize_reads_threshold: a reused re
 REALIZE_ACC_READS = 8  # realize_acc_reads_threshold: any result reading more is stored
 UNROLL_REDUCTIONS = 8  # unroll_reductions_threshold: a reduction over this few elements is unrolled
 MATMULS = {"mm", "addmm", "bmm", "baddbmm", "convolution", "_int_mm", "_scaled_mm"}  # extern or template
+# lowerings that realize their results before returning them (OnlineSoftmaxReduction.create), over
+# more than unroll_reductions_threshold elements
+REALIZED_BY_LOWERING = {"prepare_softmax_online"}
 REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min", "prod", "var", "var_mean", "std", "argmax", "argmin"}
 
 
@@ -65,9 +68,21 @@ class Origins:
         """What the provenance JSON lists for the extern call of node `name`: the node alone when
         its buffer is the node's result (its `origin_node`), else `of_call`."""
         node = self.known.get(name)
-        if node is not None and _is_own_result(node):
+        if node is not None and self._is_own_result(node):
             return {name}
         return self.of_call(name)
+
+    def _is_own_result(self, node: FxNode) -> bool:
+        """Whether the extern call's buffer is the node's lowering result, which `assign_origin_node`
+        marks: a tuned choice (mm, addmm, bmm, _grouped_mm, a convolution without a bias) and a
+        fallback with one tensor out (its `MultiOutput` without indices hands the mark to the kernel);
+        not a convolution with a bias (the result is the pointwise adding it) nor a call with several
+        outputs (its users take tuple elements)."""
+        if is_conv_with_bias(node) or op_name(node.target) in VIEW_OPS:  # a view the call reads: no call
+            return False
+        known = self.known
+        return not any((u := known.get(name)) is not None and u.target == "operator.getitem"
+                       for name in self.users.get(node.name, ()))
 
     def _own(self, n: FxNode) -> set[str]:
         """The node and what its (worked out) arguments pass on; a tuple element (`getitem`) is
@@ -132,6 +147,8 @@ class Origins:
         if len(node_users) > 1 and not self._tuple(node_users) and (
                 len(reads) > REALIZE_READS or any(u in extern for u in node_users) or "output" in node_users):
             return True, frozenset((n.name,))  # a reused result: stored rather than recomputed
+        if op in REALIZED_BY_LOWERING and not self._unrolled(n):
+            return True, frozenset((n.name,))  # its lowering realizes what it returns
         if len(reads) > REALIZE_ACC_READS or self._unrolled(n):
             return True, frozenset((n.name,))
         return False, frozenset(reads)
@@ -161,14 +178,6 @@ def _numel(shape) -> int | None:
     return out
 
 
-# tuned_mm and its kin return the chosen kernel's buffer itself
-OWN_RESULT = {"mm", "addmm", "bmm", "baddbmm", "_int_mm", "_scaled_mm"}
-
-
-def _is_own_result(node: FxNode) -> bool:
-    """Whether the extern call's buffer is the node's lowering result (Inductor's origin_node)."""
-    op = op_name(node.target)
-    return op in OWN_RESULT or (op == "convolution" and not is_conv_with_bias(node))
 
 
 def is_conv_with_bias(node: FxNode) -> bool:
