@@ -24,22 +24,56 @@ WRAPPER = "inductor_aot_wrapper_code"
 KERNEL = "inductor_aot_kernel_code"
 POST_GRAD = "after_post_grad_graph"
 CLAIMED = frozenset({"graph_dump", EXPORTED_PROGRAM, POST_GRAD})
+# what finds each entry's line in the log's bytes
+NEEDLES = {"graph_dump": b'{"graph_dump": ', EXPORTED_PROGRAM: b'{"exported_program": ',
+           POST_GRAD: b'"name": "after_post_grad_graph"'}
 EXPORT_KIND = "export"
 
 
 def with_aot_payloads(log: TraceLog, data: bytes | str) -> TraceLog:
-    """The log with its export and AOTInductor payloads given to its graphs (see the module's doc)."""
-    if not any(name in CLAIMED for c in log.compiles for name, _ in c.artifacts):
+    """The log with its export and AOTInductor payloads given to its graphs (see the module's doc).
+    `data` is the log as the reader read it: bytes, text, or a mapped file (mmap) of a big log."""
+    wanted: dict[str, set[int]] = {}
+    for c in log.compiles:
+        for name, line in c.artifacts:
+            if name in CLAIMED:
+                wanted.setdefault(name, set()).add(line)
+    if not wanted:
         return log
-    text = decode(data)[0]
-    if "\r" in text:
-        text = text.replace("\r\n", "\n")
-    lines = text.split("\n")
-    return replace(log, compiles=tuple(_record(c, lines) for c in log.compiles))
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    starts = _entry_starts(raw, wanted)
+    return replace(log, compiles=tuple(_record(c, raw, starts) for c in log.compiles))
 
 
-def _record(record: CompileRecord, lines: list[str]) -> CompileRecord:
-    payloads = [p for name, line in record.artifacts if name in CLAIMED and (p := _payload(lines, name, line))]
+def _entry_starts(raw, wanted: dict[str, set[int]]) -> dict[int, int]:
+    """{line number: offset of that line} for the wanted entries ({name: lines}): each entry is found
+    by a search for its name, and its line counted from the last one found, so a big log is read
+    once, by bytes methods, and never split into lines."""
+    out: dict[int, int] = {}
+    for name, lines in wanted.items():
+        needle, left = NEEDLES[name], set(lines)
+        pos, line, counted = 0, 1, 0  # `line` is the number of the line starting at `counted`
+        while left:
+            hit = raw.find(needle, pos)
+            if hit < 0:
+                break
+            start = raw.rfind(b"\n", 0, hit) + 1
+            line += _newlines(raw, counted, start)
+            counted = start
+            if line in left and raw[start:start + 1] != b"\t":
+                out[line] = start
+                left.discard(line)
+            pos = hit + len(needle)
+    return out
+
+
+def _newlines(raw, a: int, b: int) -> int:
+    return raw.count(b"\n", a, b) if isinstance(raw, bytes) else raw[a:b].count(b"\n")  # an mmap has no count
+
+
+def _record(record: CompileRecord, raw, starts: dict[int, int]) -> CompileRecord:
+    payloads = [p for name, line in record.artifacts
+                if name in CLAIMED and line in starts and (p := _payload(raw, starts[line], name, line))]
     if not payloads:
         return record
     graphs = list(record.graphs)
@@ -82,28 +116,32 @@ def _start(g: TraceGraph) -> int:
     return min(found) if found else 0
 
 
-def _payload(lines: list[str], name: str, lineno: int) -> Payload | None:
-    """The payload of the entry on line `lineno` (1-based), named as Inductor names it (a graph_dump
-    by its `name`), or None when it cannot be read."""
-    if not 0 < lineno <= len(lines):
-        return None
+def _payload(raw, start: int, name: str, lineno: int) -> Payload | None:
+    """The payload of the entry whose line starts at `start` (line `lineno`), named as Inductor names
+    it (a graph_dump by its `name`), or None when it cannot be read. As the reader does, a payload is
+    the tab-indented lines after the entry, a blank line between two of them skipped."""
+    eol = raw.find(b"\n", start)
+    eol = len(raw) if eol < 0 else eol
     if name == "graph_dump":
-        line = lines[lineno - 1]
+        line = bytes(raw[start:eol]).decode("utf-8", "replace")
         m = GLOG_PREFIX.match(line)
         try:
             meta = json.loads(line[m.end():])["graph_dump"] if m else None
         except (ValueError, KeyError, TypeError):
             return None
         name = str(meta.get("name", "")) if isinstance(meta, dict) else ""
-    body: list[str] = []
-    i = lineno
-    while i < len(lines):
-        line = lines[i]
-        if line.startswith("\t"):
-            body.append(line[1:])
-        elif line == "" and i + 1 < len(lines) and lines[i + 1].startswith("\t"):
-            pass  # a blank line between two payload lines: a stutter of the log, as the reader skips it
+    body: list[bytes] = []
+    p, size = eol + 1, len(raw)
+    while p < size:
+        if raw[p:p + 1] == b"\t":
+            e = raw.find(b"\n", p)
+            e = size if e < 0 else e
+            body.append(bytes(raw[p + 1:e]).rstrip(b"\r"))
+            p = e + 1
+        elif raw[p:p + 2] == b"\n\t":  # a blank line between two payload lines (a stutter of the log)
+            p += 1
+        elif raw[p:p + 3] == b"\r\n\t":
+            p += 2
         else:
             break
-        i += 1
-    return Payload(name, "\n".join(body), lineno) if body else None
+    return Payload(name, decode(b"\n".join(body))[0], lineno) if body else None
