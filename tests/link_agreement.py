@@ -59,7 +59,8 @@ def agreement(source) -> Agreement:
         if g.kernel_stacks is None:
             continue
         for ours in guess.launches:
-            traced = g.kernel_stacks.of_launch(ours.index, ours.kernel)
+            traced = g.kernel_stacks.of_launch(ours.index, ours.kernel,
+                                               g.output_code.launches[ours.index].comments.provenance_handle)
             if traced is None or not traced.innermost:
                 continue
             out.lines_total += 1

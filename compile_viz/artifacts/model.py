@@ -462,8 +462,14 @@ class KernelStacks:
     launches: tuple[KernelStack, ...]
     warnings: tuple[ParseWarning, ...]
 
-    def of_launch(self, index: int, kernel: str) -> KernelStack | None:
-        """The stacks of launch `index` when the trace names the same kernel there, else None."""
+    def of_launch(self, index: int, kernel: str, handle: str = "") -> KernelStack | None:
+        """The stacks of launch `index` when the trace names the same kernel there, else None.
+        With the launch's own `[Provenance debug handles]` comment (`extern_kernels.mm:12`), the
+        stacks under that handle: a graph's handles need not count its launches from 1 (a T5
+        backward's start at 4, which put every extern mm on another mm's stack)."""
+        name, _, number = handle.rpartition(":")
+        if number.isdigit():
+            index, kernel = int(number) - 1, name
         at = bisect_left(self.launches, index, key=_index_of)  # launches are in index order
         if at < len(self.launches) and (ks := self.launches[at]).index == index:
             return ks if ks.kernel == kernel.removeprefix(EXTERN_PREFIX) else None

@@ -95,7 +95,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
         s_scheduler_nodes(link, scheduler_nodes)
         s_fusion_group(link, fusion_group)
         s_buffers(link, buffers)
-        traced = stacks.of_launch(i, la.kernel) if stacks is not None else None
+        traced = stacks.of_launch(i, la.kernel, la.comments.provenance_handle) if stacks is not None else None
         nodes_basis = PROVENANCE if evidence[i] == PROVENANCE else INFERRED
         # the trace's own stacks, when it has them for this launch: exact, backward included
         if traced is not None and traced.innermost:

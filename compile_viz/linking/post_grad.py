@@ -42,12 +42,13 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     # in one lowering (the query, key and value copies an attention call realizes) have the same
     # origins, so the same comment and the same nodes
     siblings: dict[tuple, set[str]] = {}
+    written: dict[str, set[str]] = {}  # buffer -> the nodes of the launch that wrote it
     for i, la in enumerate(launches):
         said = (la.kernel, la.comments.source_nodes, la.comments.original_aten)
         if evidence[i]:
             first_seen.add(la.kernel)
         elif la.is_extern:
-            sets[i], evidence[i] = matcher.extern(la), ORDER
+            sets[i], evidence[i] = matcher.extern(la, written), ORDER
         else:
             template = templates.get(la.kernel)
             if template is None:
@@ -70,6 +71,8 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
         if evidence[i] == ORDER and la.is_extern and not la.kernel.startswith("extern_kernels."):
             sets[i] |= closure.view_inputs(sets[i])  # fallback kernels take their views' origins too
         closure.mark_done(i, sets[i])
+        for b in (*la.outputs, *(b for node in placement.get(i, ()) for b in node.buffer_names)):
+            written[b] = sets[i]
     # extern calls, and kernels placed by what they can compute (no comments): their sets as
     # Inductor's origins have them, with what was inlined into them
     guessed = [i for i, la in enumerate(launches) if sets[i] and (

@@ -117,7 +117,9 @@ def code_pane(graph: GraphParse, index: GraphIndex, sel: Selection) -> None:
 
 def _user_stacks(graph: GraphParse, index: int, kernel: str) -> None:
     """The launch's whole user stacks, as the TORCH_TRACE log gives them (runs with a trace/)."""
-    traced = graph.kernel_stacks.of_launch(index, kernel) if graph.kernel_stacks is not None else None
+    launches = graph.output_code.launches if graph.output_code is not None else ()
+    handle = launches[index].comments.provenance_handle if index < len(launches) else ""
+    traced = graph.kernel_stacks.of_launch(index, kernel, handle) if graph.kernel_stacks is not None else None
     if traced is None or not traced.stacks:
         return
     with st.expander(f"User stack{'s' if len(traced.stacks) > 1 else ''} of launch #{index} (from the trace)"):
