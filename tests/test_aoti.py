@@ -298,3 +298,17 @@ st.navigation(list(pages.values())).run()
     no_errors(at)
     assert "same" in repr(at._tree) and "aoti_torch_cpu_mm_out" in repr(at._tree)
     no_errors(run_app(pages.format(first="compiles"), run=trace.id))
+
+
+@pytest.mark.slow
+def test_capture_aoti_of_a_plain_function_with_dynamic_shapes(tmp_path):
+    """dynamic_shapes builds a function, not a module, and asks for dynamic=True: export takes it wrapped,
+    every dimension Dim.AUTO, and the package runs both of its input shapes."""
+    r = compile_viz_cli("capture", "dynamic_shapes", "--aoti", "--device", "cpu", "--home", str(tmp_path))
+    assert r.returncode == 0, r.stderr[-2000:]
+    run = Path(r.stdout.strip().splitlines()[-1])
+    (g,) = parse_path(str(run)).graphs
+    assert not g.warnings and g.output_code.kernels
+    ep = g.exported_program
+    assert [i.kind for i in ep.inputs] == ["USER_INPUT"] and ep.range_constraints.startswith("{s")
+    assert "running    the package on 2 input sets" in r.stdout

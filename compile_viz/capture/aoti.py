@@ -32,10 +32,15 @@ class ExportFailure(Exception):
 def export_program(torch, model, args: tuple, *, dynamic: bool | None, run_dir: Path):
     """Return the ExportedProgram of `model(*args)` and write its text into the run; raise
     ExportFailure with the exporter's reason and the user's line where it stopped."""
+    wrapped = not isinstance(model, torch.nn.Module)
+    if wrapped:  # a spec may build any callable; export takes modules
+        model = _as_module(torch, model)
     shapes = None
     if dynamic:  # every dimension of every tensor argument may vary; export keeps what stays fixed
         auto = torch.export.Dim.AUTO
         shapes = tuple({i: auto for i in range(a.dim())} if isinstance(a, torch.Tensor) else None for a in args)
+        if wrapped:  # the wrapper's forward(*args) takes them as one tuple
+            shapes = (shapes,)
     try:
         ep = torch.export.export(model, tuple(args), dynamic_shapes=shapes)
     except Exception as e:  # data-dependent control flow, unsupported ops, pytree trouble...
@@ -45,6 +50,16 @@ def export_program(torch, model, args: tuple, *, dynamic: bool | None, run_dir: 
     out.mkdir(parents=True, exist_ok=True)
     (out / EXPORTED_PROGRAM).write_text(str(ep), encoding="utf-8")
     return ep
+
+
+def _as_module(torch, fn):
+    """A module whose forward calls `fn`: what torch.export needs of a plain function."""
+
+    class Call(torch.nn.Module):
+        def forward(self, *args):
+            return fn(*args)
+
+    return Call()
 
 
 def export_reason(exc: BaseException) -> str:
