@@ -312,3 +312,23 @@ def test_capture_aoti_of_a_plain_function_with_dynamic_shapes(tmp_path):
     ep = g.exported_program
     assert [i.kind for i in ep.inputs] == ["USER_INPUT"] and ep.range_constraints.startswith("{s")
     assert "running    the package on 2 input sets" in r.stdout
+
+
+def test_uploading_a_package_on_the_runs_page_opens_it_in_the_viewer(app_store):
+    from streamlit.testing.v1 import AppTest
+    from test_app_fixtures import no_errors
+
+    app = """
+import streamlit as st
+from compile_viz.ui import page_registry, runs_page, viewer
+
+pages = dict(runs=st.Page(runs_page.page, title="Runs", url_path="runs", default=True),
+             viewer=st.Page(viewer.page, title="Viewer", url_path="viewer"))
+page_registry.register(pages)
+st.navigation(list(pages.values())).run()
+"""
+    at = AppTest.from_string(app, default_timeout=120).run()
+    at.file_uploader[0].set_value(("model.pt2", _member(AOTI_RUN, "package/model.pt2"), "application/zip")).run()
+    no_errors(at)
+    run = app_store.get(at.query_params["run"])
+    assert run.meta["source"]["kind"] == "aoti_package" and at.query_params["graph"] == "model"

@@ -57,8 +57,8 @@ def page() -> None:
                 _open(BUNDLED + b.name)
     st.markdown("##### Load a run")
     up = st.file_uploader("Upload a run .zip (a compile-viz export or a zip of a torch_compile_debug folder), "
-                          "or a TORCH_TRACE log (.log, .gz, or a zip of the trace folder)",
-                          type=["zip", "log", "gz", "txt"])
+                          "a TORCH_TRACE log (.log, .gz, or a zip of the trace folder) or an AOTInductor .pt2",
+                          type=["zip", "log", "gz", "txt", "pt2"])
     if up is not None:
         _open_upload(up.name, up.getvalue(), store)
     if not server_paths_allowed():
