@@ -30,10 +30,9 @@ from compile_viz.artifacts.package import (
     package_graphs,
     slim_package,
 )
-from compile_viz.artifacts.trace.aot import with_aot_payloads
-from compile_viz.artifacts.trace.discover import SUFFIXES, is_trace_file, trace_logs
+from compile_viz.artifacts.trace.discover import SUFFIXES, is_trace_file, parse_logs, trace_logs
+from compile_viz.artifacts.trace.index import LAZY_FILE_BYTES, MappedLog
 from compile_viz.artifacts.trace.model import TraceLog
-from compile_viz.artifacts.trace.read import parse_trace
 from compile_viz.store import (
     MAX_IMPORT_BYTES,
     MAX_IMPORT_ENTRIES,
@@ -44,6 +43,7 @@ from compile_viz.store import (
     is_run_zip,
 )
 
+DIGEST_ENDS = 1 << 20  # a big log's digest reads its first and last MB
 SOURCE_KIND = "torch_trace"  # meta["source"]["kind"] of a run made from a trace or a debug tree
 NOTHING_HERE = ("{path} holds no TORCH_TRACE log and no Inductor debug folder: give a log written with "
                 "TORCH_TRACE=DIR (plain or .gz), the folder of them, a zip of that folder, or a run zip "
@@ -121,9 +121,8 @@ def _import_tree(store: RunStore, src: Path, *, name: str, origin: str) -> Impor
     if not logs and not debug:
         raise StoreError(NOTHING_HERE.format(path=origin))
     stored = _stored_names([rel for rel, _ in logs])
-    parsed = [with_aot_payloads(parse_trace(data, path=stored_name), data)
-              for stored_name, (_, data) in zip(stored, logs, strict=True)]
     digest = _digest(logs, src, debug)
+    parsed = parse_logs([(stored_name, data) for stored_name, (_, data) in zip(stored, logs, strict=True)])
     summary = summarize(parsed, len(graph_dirs) if debug else 0)
     existing = _already_stored(store, digest)
     if existing is not None:
@@ -131,7 +130,10 @@ def _import_tree(store: RunStore, src: Path, *, name: str, origin: str) -> Impor
     run_id, tmp = store.begin(name)
     try:
         for stored_name, (_, data) in zip(stored, logs, strict=True):
-            (tmp / "trace" / stored_name).write_bytes(data)
+            if isinstance(data, MappedLog):
+                _link_or_copy(data.path, tmp / "trace" / stored_name)
+            else:
+                (tmp / "trace" / stored_name).write_bytes(data)
         for rel in debug:
             target = tmp / "debug" / src.name / rel
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -217,11 +219,26 @@ def _graph_dirs(src: Path) -> list[str]:
         reader.close()
 
 
+def _link_or_copy(source: str, target: Path) -> None:
+    """A big log goes into the store as a hard link to the user's file where both are on one file
+    system (a log written by TORCH_TRACE is never rewritten), else as a copy made by the kernel."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
 def _digest(logs: list[tuple[str, bytes]], src: Path, debug: list[str]) -> str:
+    """What tells one import from another: the logs' bytes; a big (mapped) log by its size and its
+    first and last MB, whose glog prefixes carry the time of day to the microsecond."""
     h = hashlib.sha256()
     for rel, data in logs:
         h.update(f"{rel}\0{len(data)}\0".encode())
-        h.update(data)
+        if isinstance(data, MappedLog):
+            h.update(data[:DIGEST_ENDS])
+            h.update(data[-DIGEST_ENDS:])
+        else:
+            h.update(data)
     for rel in debug:
         h.update(f"{rel}\0".encode())
         with open(src / rel, "rb") as fh:
@@ -294,7 +311,8 @@ def code_facts(run_dir: Path) -> tuple[str | None, str | None]:
     if not dev:
         for path in sorted((run_dir / "trace").glob("*")):
             if path.is_file():
-                devices.tally(path.read_bytes(), dev, dt)
+                with open(path, "rb") as fh:  # a big log's first graphs say it
+                    devices.tally(fh.read(LAZY_FILE_BYTES), dev, dt)
     return devices.summary(dev, dt)
 
 
@@ -306,7 +324,7 @@ def trace_fields(folder: Path) -> dict:
         logs = trace_logs(str(folder))
     except DiscoveryError:
         return {}
-    parsed = [with_aot_payloads(parse_trace(data, path=rel), data) for rel, data in logs]
+    parsed = parse_logs(logs)
     return _trace_fields(parsed) if parsed else {}
 
 

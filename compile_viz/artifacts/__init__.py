@@ -65,12 +65,21 @@ def parse_graph_files(folder: GraphFolder, files: dict[str, bytes | None], extra
     )
 
 
-def parse_path(path: str) -> DebugParse:
+def parse_path(path: str, *, lazy_above: int | None = None) -> DebugParse:
     """Parse every graph under `path` (a folder at any level, a zip, or a TORCH_TRACE log).
 
+    `lazy_above`: a trace whose graph payloads weigh more bytes than this has its graphs parsed
+    when `graph(id)` asks for each (trace/graphs.lazy_trace_parse), not now.
     Raises DiscoveryError (one line) when the path is missing or holds no debug run.
     """
     with planned(path) as (run, jobs):
+        if lazy_above is not None and sum(job.size for job in jobs) > lazy_above:
+            from compile_viz.artifacts.trace.model import TraceParse
+
+            if isinstance(run, TraceParse):
+                from compile_viz.artifacts.trace.graphs import lazy_trace_parse
+
+                return lazy_trace_parse(run, jobs)
         return run_here(run, jobs)
 
 

@@ -15,23 +15,9 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
+from compile_viz.artifacts.forking import can_fork, cpus  # noqa: F401 - cpus: parse's worker count
+
 MAX_WORKERS = 8
-
-
-def cpus() -> int:
-    """The CPUs this process may run on (its affinity mask, not the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def can_fork() -> bool:
-    """Linux, and no other thread running (a thread is started through `threading`: if it was
-    never imported, there is none)."""
-    threading = sys.modules.get("threading")
-    return (sys.platform.startswith("linux") and hasattr(os, "fork") and hasattr(os, "memfd_create")
-            and (threading is None or threading.active_count() == 1))
 
 
 def share(weights: Sequence[int], workers: int) -> list[list[int]]:

@@ -17,7 +17,7 @@ What says which module a launch belongs to, best first:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import field
 
 from compile_viz.artifacts.frozen import frozen
@@ -355,14 +355,17 @@ def _capped(g: LaunchGroup) -> LaunchGroup:
 
 
 def graph_hierarchy(graphs: Sequence[GraphParse], graph: GraphParse, index: GraphIndex,
-                    inputs: Sequence[tuple[DynamoInput, ...]], graph_name: str = POST_GRAD) -> Hierarchy:
+                    inputs: Sequence[tuple[DynamoInput, ...]], graph_name: str = POST_GRAD,
+                    open_graph: Callable[[str], GraphParse | None] | None = None) -> Hierarchy:
     """The hierarchy of one graph of a run (`graphs`: all of them, to find a backward's forward),
-    given the run's Dynamo input lists (artifacts.module_paths.read_dynamo_inputs, [] for none)."""
-    return build_hierarchy(index, graph_launch_modules(graphs, graph, index, inputs, graph_name))
+    given the run's Dynamo input lists (artifacts.module_paths.read_dynamo_inputs, [] for none).
+    `open_graph(id)`: the parsed graph, where `graphs` may hold folders alone (a big trace)."""
+    return build_hierarchy(index, graph_launch_modules(graphs, graph, index, inputs, graph_name, open_graph))
 
 
 def graph_launch_modules(graphs: Sequence[GraphParse], graph: GraphParse, index: GraphIndex,
-                         inputs: Sequence[tuple[DynamoInput, ...]], graph_name: str = POST_GRAD) -> list[str | None] | None:
+                         inputs: Sequence[tuple[DynamoInput, ...]], graph_name: str = POST_GRAD,
+                         open_graph: Callable[[str], GraphParse | None] | None = None) -> list[str | None] | None:
     """The module each launch of `graph` belongs to (`transformer.h.3.attn`), by the parameters it
     reads; None when the run's Dynamo inputs do not name modules."""
     fx = graph.artifact(graph_name)
@@ -370,6 +373,8 @@ def graph_launch_modules(graphs: Sequence[GraphParse], graph: GraphParse, index:
         return None
     modules = placeholder_modules(fx, inputs)
     forward = _forward_of(graphs, graph) if modules else None
+    if forward is not None and open_graph is not None:
+        forward = open_graph(forward.id)
     f_fx = forward.artifact(graph_name) if forward is not None else None
     if f_fx is not None:  # the forward's weight casts, saved for the backward under their names
         made = parameter_nodes(f_fx, placeholder_modules(f_fx, inputs))

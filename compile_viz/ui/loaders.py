@@ -13,6 +13,7 @@ import streamlit as st
 
 from compile_viz.artifacts import DebugParse, DiscoveryError, parse_path
 from compile_viz.artifacts.trace.discover import parse_trace_path
+from compile_viz.artifacts.trace.index import LAZY_FILE_BYTES
 from compile_viz.artifacts.trace.model import TraceParse
 from compile_viz.artifacts.trace.module_paths import read_dynamo_inputs
 from compile_viz.linking import build_index
@@ -44,7 +45,7 @@ def run_info(key: str) -> RunInfo:
 def _parse(key: str, stamp: float) -> DebugParse:
     info = run_info(key)
     # a stored run's whole folder: its debug/ tree and the run-wide logs (logs/fusion.log)
-    return parse_path(str(info.run_dir or info.debug_path))
+    return parse_path(str(info.run_dir or info.debug_path), lazy_above=LAZY_FILE_BYTES)
 
 
 def load_parse(key: str) -> DebugParse:
@@ -71,7 +72,7 @@ def _dynamo_inputs(key: str, stamp: float) -> list:
 def _hierarchy(key: str, stamp: float, graph_id: str, fx_name: str) -> Hierarchy:
     parse = load_parse(key)
     return graph_hierarchy(parse.graphs, parse.graph(graph_id), load_index(key, graph_id),
-                           _dynamo_inputs(key, stamp), fx_name)
+                           _dynamo_inputs(key, stamp), fx_name, open_graph=parse.graph)
 
 
 def load_hierarchy(key: str, graph_id: str, fx_name: str) -> Hierarchy:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from compile_viz.artifacts.trace.index import PayloadSpan
 from compile_viz.artifacts.trace.model import CompileRecord, Payload, Phase, StackFrame, TraceGraph
 
 AOT_ID = re.compile(r"^# AOT ID: \['(\d+)_(\w+)'\]", re.M)
@@ -76,8 +77,8 @@ class CompileBuilder:
     def has_data(self) -> bool:
         return bool(self.stack or self.slots or self.metrics or self.guards)
 
-    def add_graph_payload(self, name: str, payload: str, lineno: int) -> None:
-        p = Payload(name, payload, lineno)
+    def add_graph_payload(self, name: str, payload: str | PayloadSpan, lineno: int) -> None:
+        p = Payload(name, None, lineno, payload) if isinstance(payload, PayloadSpan) else Payload(name, payload, lineno)
         if name in AOT_KINDS:
             self.aot[AOT_KINDS[name]] = p
             return
@@ -94,7 +95,7 @@ class CompileBuilder:
         order = ["inference"] if "inference" in self.aot and "forward" not in self.aot else ["forward", "backward"]
         for i, slot in enumerate(self.slots):
             code = slot.get("output_code")
-            m = AOT_ID.search(code.text, 0, 400) if code else None
+            m = AOT_ID.search(code.head(400)) if code else None
             kind = m.group(2) if m else (order[i] if i < len(order) else "unknown")
             aot_id = f"{m.group(1)}_{m.group(2)}" if m else ""
             out.append(TraceGraph(self.id, kind, aot_id, self.aot.get(kind), slot.get("post_grad_graph"), code,

@@ -64,6 +64,9 @@ def trace_logs(path: str, *, skip_dirs: tuple[str, ...] = ()) -> list[tuple[str,
     """(display path, bytes) of every TORCH_TRACE log at `path`, sorted by name; [] when none.
     Folders named in `skip_dirs` (at any depth: a run's "debug") are not read."""
     if os.path.isfile(path):
+        mapped = _mapped(path)
+        if mapped is not None:
+            return [(path, mapped)]
         with open(path, "rb") as fh:
             data = _gunzip(fh.read())
         if data is not None and looks_like_trace(data[:SNIFF_BYTES]):
@@ -79,6 +82,19 @@ def trace_logs(path: str, *, skip_dirs: tuple[str, ...] = ()) -> list[tuple[str,
         reader.close()
 
 
+def _mapped(path: str):
+    """A big plain log on disk, mapped (trace/index.py), or None: a small one, a gzip one or no log."""
+    from compile_viz.artifacts.trace.index import map_log, wants_map
+
+    if not wants_map(path):
+        return None
+    mapped = map_log(path)
+    if mapped[:2] == b"\x1f\x8b" or not looks_like_trace(mapped[:SNIFF_BYTES]):
+        mapped.close()
+        return None
+    return mapped
+
+
 def _logs_in(reader: ArtifactReader, wanted) -> list[tuple[str, bytes]]:
     """(path in the reader, bytes) of every TORCH_TRACE log in the folders `wanted(folder)` accepts,
     by folder then by name, gzip ones unpacked."""
@@ -87,7 +103,13 @@ def _logs_in(reader: ArtifactReader, wanted) -> list[tuple[str, bytes]]:
         if not wanted(d):
             continue
         for name in sorted(names):
-            data = reader.read(d, name) if name.endswith(SUFFIXES) else None
+            if not name.endswith(SUFFIXES):
+                continue
+            mapped = None if reader.is_zip else _mapped(os.path.join(reader.root, *d.split("/"), name))
+            if mapped is not None:
+                found.append((member_path(d, name), mapped))
+                continue
+            data = reader.read(d, name)
             data = _gunzip(data) if data is not None else None
             if data is not None and looks_like_trace(data[:SNIFF_BYTES]):
                 found.append((member_path(d, name), data))
@@ -114,11 +136,43 @@ def planned_trace(path: str) -> tuple[TraceParse, tuple[GraphJob, ...]]:
             "or at the folder holding one per rank"
         )
     # the trace reader is imported here: reading a debug folder needs only this module's search
-    from compile_viz.artifacts.trace.aot import with_aot_payloads
     from compile_viz.artifacts.trace.graphs import trace_jobs
+
+    return trace_jobs(path, parse_logs(logs))
+
+
+def parse_logs(logs: list[tuple[str, bytes]]) -> list:
+    """The TraceLog of each (name, data) of `trace_logs`, in order. A mapped (big) log is read from
+    its cached index when one matches it (trace/index_cache.py), else read in a forked copy of this
+    process, one a CPU, where that is safe, and its index kept (_parse_one); either way it is
+    unmapped, and its graph payloads are read from its file when asked for."""
+    from compile_viz.artifacts.forking import cpus, map_forked
+    from compile_viz.artifacts.trace import index_cache
+    from compile_viz.artifacts.trace.index import MappedLog
+
+    done: dict[int, object] = {}
+    for i, (name, data) in enumerate(logs):
+        if isinstance(data, MappedLog) and (cached := index_cache.load(data.path, name)) is not None:
+            done[i] = cached
+            data.close()
+    todo = [i for i, (_, data) in enumerate(logs) if isinstance(data, MappedLog) and i not in done]
+    done.update(zip(todo, map_forked(_parse_one, [logs[i] for i in todo], cpus()), strict=True))
+    return [done[i] if i in done else _parse_one(log) for i, log in enumerate(logs)]
+
+
+def _parse_one(log: tuple[str, bytes]):
+    from compile_viz.artifacts.trace.aot import with_aot_payloads
+    from compile_viz.artifacts.trace.index import MappedLog
     from compile_viz.artifacts.trace.read import parse_trace
 
-    return trace_jobs(path, [with_aot_payloads(parse_trace(data, path=name), data) for name, data in logs])
+    name, data = log
+    parsed = with_aot_payloads(parse_trace(data, path=name), data)
+    if isinstance(data, MappedLog):  # a big log: unmapped, its index kept for the next time
+        data.close()
+        from compile_viz.artifacts.trace import index_cache
+
+        index_cache.save(data.path, parsed)
+    return parsed
 
 
 def kernel_stack_fields(reader: ArtifactReader, folders: list[GraphFolder]) -> tuple[dict[str, dict[str, KernelStacks]], tuple]:

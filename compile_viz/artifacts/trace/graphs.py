@@ -58,8 +58,28 @@ def trace_jobs(root: str, logs: list[TraceLog]) -> tuple[TraceParse, tuple[Graph
     return TraceParse(root, (), tuple(breaks), warnings, logs=tuple(logs)), tuple(jobs)
 
 
+def lazy_trace_parse(run: TraceParse, jobs: tuple[GraphJob, ...]) -> TraceParse:
+    """`run` with its graphs left unparsed: each graph's folder (id, name, kind, where) in `graphs`,
+    its payloads parsed when `run.graph(id)` first asks for it. For a big trace opened to look at a
+    few graphs; what needs every graph parsed (parse --json) runs the jobs."""
+    stubs = []
+    for job in jobs:
+        log_path, g, gid = job.args
+        files = [file for field, (file, _) in FILES.items() if getattr(g, field) is not None]
+        stubs.append(GraphParse(folder=_folder(log_path, g, gid, files), aot_graph=None, post_grad_graph=None,
+                                pre_fusion=None, post_fusion=None, output_code=None, provenance=None, warnings=()))
+    return replace(run, graphs=tuple(stubs), pending={job.args[2]: job for job in jobs})
+
+
+def _folder(log_path: str, g: TraceGraph, gid: str, files: list[str]) -> GraphFolder:
+    """Where a trace graph is: named by its AOT id, at the first line of its payloads."""
+    name = g.aot_id or f"{g.compile_id}_{g.kind}"
+    first = min((p.line for p in (g.post_grad_graph, g.output_code, g.aot_graph) if p is not None), default=0)
+    return GraphFolder(gid, name, g.kind, f"{log_path}:{first}", tuple(files))
+
+
 def _payload_size(g: TraceGraph) -> int:
-    return sum(len(p.text) for p in (g.aot_graph, g.post_grad_graph, g.output_code, g.provenance,
+    return sum(p.size for p in (g.aot_graph, g.post_grad_graph, g.output_code, g.provenance,
                                      g.kernel_stack_traces, g.exported_program, g.aot_kernel_code) if p is not None)
 
 
@@ -87,6 +107,9 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str) -> GraphParse:
         if not text.endswith("\n"):
             text += "\n"  # the log drops the file's last newline
         result = parser(text, path=file)
+        if not payload.intact:  # a payload left in a big log, read now
+            warnings.append(ParseWarning(log_path, payload.line, f"{payload.name} ({g.compile_id}): payload does "
+                                         "not match its MD5 (cut or altered)"))
         if field == "provenance":
             result = _without_version(result)
         fields[field] = result
@@ -99,10 +122,7 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str) -> GraphParse:
         where = f"{log_path}:{g.kernel_stack_traces.line}"
         stacks = parse_kernel_stacks(g.kernel_stack_traces.text, path=where)
         warnings.extend(stacks.warnings)
-    name = g.aot_id or f"{g.compile_id}_{g.kind}"
-    first = min((p.line for p in (g.post_grad_graph, g.output_code, g.aot_graph) if p is not None), default=0)
-    folder = GraphFolder(gid, name, g.kind, f"{log_path}:{first}", tuple(files))
-    return GraphParse(folder=folder, aot_graph=fields.get("aot_graph"), post_grad_graph=fields.get("post_grad_graph"),
+    return GraphParse(folder=_folder(log_path, g, gid, files), aot_graph=fields.get("aot_graph"), post_grad_graph=fields.get("post_grad_graph"),
                       pre_fusion=None, post_fusion=None, output_code=fields.get("output_code"),
                       provenance=fields.get("provenance"), warnings=tuple(warnings), kernel_stacks=stacks,
                       exported_program=fields.get("exported_program"))

@@ -10,10 +10,11 @@ they are, parsed into `GraphParse` by artifacts/trace/graphs.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.model import DebugParse, ParseWarning, StackFrame  # noqa: F401 - StackFrame: here too
+from compile_viz.artifacts.trace.index import PayloadSpan, read_span, read_span_head
 
 
 @frozen(slots=True)
@@ -31,11 +32,38 @@ class Phase:
 
 @frozen(slots=True)
 class Payload:
-    """An entry's payload: its text, and where it starts in the log (for warnings and links)."""
+    """An entry's payload: its text, and where it starts in the log (for warnings and links).
+
+    A graph payload of a big log stays in the file (`span`, trace/index.py) until its text is asked for."""
 
     name: str  # the entry's kind: "inductor_output_code", "aot_forward_graph", ...
-    text: str
+    body: str | None  # the text, when it was read with the log; None when it is left in the file
     line: int  # line of the entry's metadata in the log; the payload starts on the next
+    span: PayloadSpan | None = None
+
+    @property
+    def text(self) -> str:
+        if self.body is not None:
+            return self.body
+        return read_span(self.span)[0]
+
+    @property
+    def intact(self) -> bool:
+        """False when a payload read from its file now does not match the MD5 its entry gave."""
+        if self.body is not None:
+            return True
+        return read_span(self.span)[1]
+
+    @property
+    def size(self) -> int:
+        """Its size in the log (characters when read, bytes when left in the file)."""
+        return len(self.body) if self.body is not None else self.span.stop - self.span.start
+
+    def head(self, size: int) -> str:
+        """Its first `size` characters, read from the file alone when it was left there."""
+        if self.body is not None:
+            return self.body[:size]
+        return read_span_head(self.span, size)
 
 
 @frozen(slots=True)
@@ -102,6 +130,9 @@ class TraceLog:
         return None
 
 
+OPENED_KEPT = 8  # graphs of a lazy TraceParse kept parsed
+
+
 @dataclass(frozen=True, slots=True)
 class TraceParse(DebugParse):
     """A DebugParse made from TORCH_TRACE logs: graphs as from a debug folder, plus the logs.
@@ -112,3 +143,17 @@ class TraceParse(DebugParse):
 
     logs: tuple[TraceLog, ...] = ()
     not_in_trace: tuple[str, ...] = ("pre_fusion", "post_fusion")
+    # a big trace opened for viewing (graphs.lazy_trace_parse): `graphs` holds each graph's folder
+    # alone, and `graph(id)` parses that graph's payloads when first asked (the last few are kept)
+    pending: dict = field(default_factory=dict, compare=False, repr=False)  # graph id -> GraphJob
+    opened: dict = field(default_factory=dict, compare=False, repr=False)  # graph id -> GraphParse
+
+    def graph(self, graph_id: str):
+        job = self.pending.get(graph_id)
+        if job is None:
+            return DebugParse.graph(self, graph_id)
+        found = self.opened.pop(graph_id, None) or job()
+        self.opened[graph_id] = found  # the most recent last
+        while len(self.opened) > OPENED_KEPT:
+            self.opened.pop(next(iter(self.opened)))
+        return found

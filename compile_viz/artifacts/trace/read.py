@@ -15,8 +15,17 @@ import json
 import re
 
 from compile_viz.artifacts.model import ParseWarning
-from compile_viz.artifacts.text import GLOG_PREFIX, decode
+from compile_viz.artifacts.text import GLOG_PREFIX
 from compile_viz.artifacts.trace.build import CompileBuilder, compile_id_of, pair_phases
+from compile_viz.artifacts.trace.index import (
+    LAZY_PAYLOAD_BYTES,
+    RELEASE_BYTES,
+    MappedLog,
+    PayloadSpan,
+    decode_payload,
+    payload_bytes,
+    release,
+)
 from compile_viz.artifacts.trace.model import StackFrame, TraceLog
 
 RANK_IN_NAME = re.compile(r"rank_(\d+)")
@@ -27,8 +36,15 @@ GRAPH_ENTRIES = frozenset({
     "inductor_provenance_tracking_kernel_stack_traces",
 })
 # the "\n" that ends a payload: the next line starts with no tab, nor is a blank line before one
-PAYLOAD_END = re.compile(r"\n(?!\t|\n\t)")
-LINE_START = re.compile(r"\n\n?\t")  # a payload line's start, a blank line before it dropped
+PAYLOAD_END = re.compile(rb"\n(?!\t|\n\t)")
+GLOG_PREFIX_BYTES = re.compile(GLOG_PREFIX.pattern.encode())
+TAB = ord("\t")
+SKIM_BYTES = 1 << 20
+SKIMMED = object()  # an envelope's content left unread (skim)
+READ_WHOLE = frozenset({"dynamo_start", "compilation_metrics", "exported_program", "artifact", "str"})
+FIRST_KEY = re.compile(rb'\{"(\w+)"')
+ID_FIELD = re.compile(rb'"(frame_id|frame_compile_id|attempt|compiled_autograd_id|has_payload|rank)": '
+                      rb'("[0-9a-f]*"|-?\d+|null)')
 CACHE_ENTRY = re.compile(r"^(fx_graph|aotautograd)_cache_(hit|miss|bypass)$")
 
 
@@ -39,15 +55,30 @@ def rank_of(path: str) -> int | None:
 
 
 def parse_trace(data: bytes | str, *, path: str, rank: int | None = None) -> TraceLog:
-    """Return every compile id of a TORCH_TRACE log; never raises on content."""
-    text, replaced = decode(data)
-    reader = _Reader(path, rank if rank is not None else rank_of(path))
-    if replaced:
-        reader.warn(0, "file is not valid UTF-8; bad bytes were replaced")
-    if "\r" in text:  # logs copied through Windows tools; tlparse reads them too ("\r" alone: memchr, not a 2-character search)
-        text = text.replace("\r\n", "\n")
-    reader.run(text)
+    """Return every compile id of a TORCH_TRACE log; never raises on content. A mapped log
+    (index.MappedLog) leaves its big graph payloads in its file, to be read when asked for."""
+    source = getattr(data, "path", None) if isinstance(data, MappedLog) else None
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    reader = _Reader(path, rank if rank is not None else rank_of(path), source)
+    if data.find(b"\r") >= 0:  # logs copied through Windows tools; tlparse reads them too
+        data, reader.source = bytes(data).replace(b"\r\n", b"\n"), None  # offsets moved: nothing left in the file
+    reader.run(data)
+    release(data, len(data))
     return reader.finish()
+
+
+def skim(body: bytes) -> dict | None:
+    """A metadata line of more than SKIM_BYTES whose content nothing here reads (a backward's
+    compilation metrics carry every kernel's stack traces: 10 MB a line in a 48-layer job) is not
+    parsed: its name and compile id are read from its two ends. None for any other line."""
+    m = FIRST_KEY.match(body)
+    if m is None or m.group(1).decode() in READ_WHOLE:
+        return None
+    envelope: dict = {m.group(1).decode(): SKIMMED}
+    for key, value in ID_FIELD.findall(body, len(body) - 512):
+        envelope[key.decode()] = json.loads(value)  # the last of each: the envelope's own, after the content
+    return envelope
 
 
 def entry_name(envelope: dict) -> str:
@@ -62,9 +93,11 @@ def entry_name(envelope: dict) -> str:
 
 
 class _Reader:
-    def __init__(self, path: str, rank: int | None) -> None:
+    def __init__(self, path: str, rank: int | None, source: str | None = None) -> None:
         self.path = path
         self.rank = rank
+        self.source = source  # the file graph payloads may be left in (a mapped log)
+        self.replaced = False  # bytes that are not UTF-8 were replaced
         self.warnings: list[ParseWarning] = []
         self.strings: dict[int, str] = {}  # the `str` intern table: index -> file name
         self.compiles: dict[str, CompileBuilder] = {}
@@ -75,49 +108,73 @@ class _Reader:
     def warn(self, line: int, text: str) -> None:
         self.warnings.append(ParseWarning(self.path, line, text))
 
-    def run(self, text: str) -> None:
-        """Read every entry of `text`. Payload lines are found with str methods over the whole text,
-        not one by one: they are 98% of a log's lines."""
-        p, lineno, size = 0, 1, len(text)  # p: start of the line numbered `lineno`
-        match = GLOG_PREFIX.match
+    def run(self, buf) -> None:
+        """Read every entry of `buf` (bytes, or a mapped log). Payload lines are found with one
+        regex over the buffer, not one by one: they are 98% of a log's lines."""
+        p, lineno, size, released = 0, 1, len(buf), 0  # p: start of the line numbered `lineno`
+        match = GLOG_PREFIX_BYTES.match
         while p < size:
-            eol = text.find("\n", p)
+            if p - released > RELEASE_BYTES:
+                release(buf, p)
+                released = p
+            eol = buf.find(b"\n", p)
             eol = size if eol < 0 else eol
-            line, p, lineno, at = text[p:eol], eol + 1, lineno + 1, lineno
+            line, p, lineno, at = buf[p:eol], eol + 1, lineno + 1, lineno
             if not line:
                 continue  # a blank line is never an entry (a blank payload line is a lone tab)
-            if line[0] == "\t":
+            if line[0] == TAB:
                 self.orphans += 1
                 continue
             m = match(line)
             if m is None:
-                self.warn(at, f"no glog prefix; line skipped: {line[:80]}")
+                self.warn(at, f"no glog prefix; line skipped: {self.decode(line)[:80]}")
                 continue
             try:
-                envelope = json.loads(line[m.end():])
+                body = line[m.end():]
+                envelope = skim(body) if len(body) > SKIM_BYTES else None
+                if envelope is None:
+                    envelope = json.loads(self.decode(body))
             except ValueError as exc:
                 self.warn(at, f"metadata is not valid JSON ({exc}); entry skipped")
                 continue
             # the payload: the lines after it that start with a tab, and a blank line between two
             # of them (a stutter of the log, skipped as tlparse does)
-            payload = ""
-            if text.startswith("\t", p) or text.startswith("\n\t", p):
-                end = PAYLOAD_END.search(text, p)
+            payload: str | PayloadSpan = ""
+            head = buf[p:p + 2]
+            if head[:1] == b"\t" or head == b"\n\t":
+                end = PAYLOAD_END.search(buf, p)
                 stop = size if end is None else end.start()
-                payload = LINE_START.sub("\n", text[p + 1 if text[p] == "\n" else p:stop])[1:]
-                lineno += text.count("\n", p, stop + 1)
+                name = entry_name(envelope) if isinstance(envelope, dict) else ""
+                if self.source is not None and name in GRAPH_ENTRIES and stop - p > LAZY_PAYLOAD_BYTES:
+                    expected = envelope.get("has_payload")
+                    payload = PayloadSpan(self.source, p, stop, expected if isinstance(expected, str) else None)
+                    raw = buf[p:stop + 1]
+                else:
+                    raw = buf[p:stop + 1]
+                    payload = self.payload(raw[:-1] if stop < size else raw, envelope, at)
+                lineno += raw.count(b"\n")
                 p = stop + 1
             if not isinstance(envelope, dict):
                 self.warn(at, "metadata is not a JSON object; entry skipped")
                 continue
             self.entry(at, envelope, payload)
 
+    def decode(self, data: bytes) -> str:
+        text, replaced = decode_payload(data)
+        self.replaced = self.replaced or replaced
+        return text
+
+    def payload(self, raw: bytes, envelope, lineno: int) -> str:
+        """A payload read now: its text, its MD5 checked against the entry's."""
+        data = payload_bytes(raw)
+        expected = envelope.get("has_payload") if isinstance(envelope, dict) else None
+        if isinstance(expected, str) and hashlib.md5(data).hexdigest() != expected:
+            self.warn(lineno, f"{entry_name(envelope)}: payload does not match its MD5 (cut or altered)")
+        return self.decode(data)
+
     def entry(self, lineno: int, envelope: dict, payload: str) -> None:
         self.entries += 1
         name = entry_name(envelope)
-        expected = envelope.get("has_payload")
-        if isinstance(expected, str) and hashlib.md5(payload.encode("utf-8", "surrogatepass")).hexdigest() != expected:
-            self.warn(lineno, f"{name}: payload does not match its MD5 (cut or altered)")
         if name == "str":
             self._intern(lineno, envelope.get("str"))
             return
@@ -129,7 +186,7 @@ class _Reader:
         handler = HANDLERS.get(name)
         if handler is None and CACHE_ENTRY.match(name):
             handler = _cache
-        if handler is not None:
+        if handler is not None and envelope.get(name) is not SKIMMED:
             try:
                 handler(self, builder, lineno, envelope, payload, name)
             except (ValueError, TypeError, KeyError, AttributeError) as exc:
@@ -152,6 +209,8 @@ class _Reader:
         return tuple(out)
 
     def finish(self) -> TraceLog:
+        if self.replaced:
+            self.warnings.insert(0, ParseWarning(self.path, 0, "file is not valid UTF-8; bad bytes were replaced"))
         if self.orphans:
             self.warn(0, f"{self.orphans} payload line(s) after an entry that could not be read; skipped")
         phases = pair_phases(self.events)
@@ -197,7 +256,10 @@ def _metrics(reader: _Reader, b: CompileBuilder, lineno: int, env: dict, payload
 
 
 def _recompile(reader: _Reader, b: CompileBuilder, lineno: int, env: dict, payload: str, name: str) -> None:
-    reasons = json.loads(payload)
+    try:
+        reasons = json.loads(payload)
+    except ValueError:  # torch 2.11 logs the reasons as text, one a line, though it says "encoding": "json"
+        reasons = [line for line in payload.split("\n") if line.strip()]
     b.recompile_reasons.extend(str(r) for r in (reasons if isinstance(reasons, list) else [reasons]))
 
 

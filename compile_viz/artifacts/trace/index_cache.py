@@ -1,0 +1,104 @@
+"""The index of a big TORCH_TRACE log, kept between processes: once a log is read (trace/read.py,
+graph payloads left in the file), its TraceLog is written as JSON under the user's cache folder
+($XDG_CACHE_HOME or ~/.cache, then compile_viz/trace-index/), keyed by the log's absolute path and
+checked against its size and modification time. Opening the run again reads that JSON instead of
+the log: the Viewer's first view of a graph then costs the graph, not the whole log. The key is
+the file itself (device, inode, size, modification time), not its name: a run imported as a hard
+link to the user's log (trace_import) finds the index the import made, and payloads are read from
+wherever the log is opened from.
+
+The JSON names only the classes of trace/model.py (and ParseWarning, StackFrame, PayloadSpan): a
+file that names another, or does not match, is ignored and the log is read again. Stdlib only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import tempfile
+
+from compile_viz.artifacts.model import ParseWarning, StackFrame
+from compile_viz.artifacts.trace.index import PayloadSpan
+from compile_viz.artifacts.trace.model import CompileRecord, Payload, Phase, TraceGraph, TraceLog
+
+SCHEMA = 1
+CLASSES = {c.__name__: c for c in (TraceLog, CompileRecord, TraceGraph, Payload, PayloadSpan, Phase, StackFrame,
+                                   ParseWarning)}
+CLS, TUPLE, RAW = "\0c", "\0t", "\0j"  # tags no key of a logged metrics dict starts with
+
+
+def cache_dir() -> str:
+    return os.path.join(os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "compile_viz",
+                        "trace-index")
+
+
+def _key(path: str) -> tuple[str, dict] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    fields = {"schema": SCHEMA, "dev": st.st_dev, "ino": st.st_ino, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    name = hashlib.sha256(json.dumps(fields, sort_keys=True).encode()).hexdigest()[:32] + ".json"
+    return os.path.join(cache_dir(), name), fields
+
+
+def load(path: str, name: str) -> TraceLog | None:
+    """The cached TraceLog of the log at `path`, named `name`, or None when there is none that
+    matches the file as it is now."""
+    key = _key(path)
+    if key is None:
+        return None
+    try:
+        with open(key[0], encoding="utf-8") as fh:
+            data = json.load(fh, object_hook=functools.partial(_decode, path=os.path.abspath(path)))
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    log = data.get("log") if isinstance(data, dict) else None
+    if data.get("key") != key[1] or not isinstance(log, TraceLog):
+        return None
+    if log.path != name:  # the same file under another name (the run it was imported into)
+        log = dataclasses.replace(log, path=name, warnings=tuple(
+            dataclasses.replace(w, file=name) if w.file == log.path else w for w in log.warnings))
+    return log
+
+
+def save(path: str, log: TraceLog) -> None:
+    """Keep the TraceLog of the log at `path`; nothing when the cache folder cannot be written."""
+    key = _key(path)
+    if key is None:
+        return
+    try:
+        os.makedirs(cache_dir(), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir(), suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump({"key": key[1], "log": _encode(log)}, fh, separators=(",", ":"))
+        os.replace(tmp, key[0])
+    except (OSError, TypeError, ValueError):
+        pass
+
+
+def _encode(x):
+    if isinstance(x, PayloadSpan):  # read from wherever the log is opened from
+        return {CLS: "PayloadSpan", "v": ["", x.start, x.stop, x.md5]}
+    if dataclasses.is_dataclass(x):
+        return {CLS: type(x).__name__, "v": [_encode(getattr(x, f.name)) for f in dataclasses.fields(x)]}
+    if isinstance(x, tuple):
+        return {TUPLE: [_encode(v) for v in x]}
+    if isinstance(x, dict):
+        return {RAW: x}  # compilation metrics, as logged: JSON already
+    return x
+
+
+def _decode(d: dict, path: str):
+    if CLS in d:
+        if d[CLS] == "PayloadSpan":
+            return PayloadSpan(path, *d["v"][1:])
+        return CLASSES[d[CLS]](*d["v"])
+    if TUPLE in d:
+        return tuple(d[TUPLE])
+    if RAW in d:
+        return d[RAW]
+    return d

@@ -1,0 +1,124 @@
+"""Big TORCH_TRACE logs (issue 25): a mapped log leaves its graph payloads in the file and gives
+the same compiles and graphs as one read whole; its index is kept between processes; a viewer's
+parse opens graphs one by one. Checked on real logs with the size thresholds brought down to 0:
+tlparse's inputs (one rank, four ranks, a corrupted line, provenance, export and AOTI) and the
+recorded jobs' per-rank logs."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import zipfile
+
+import pytest
+
+from compile_viz.artifacts import parse_path
+from compile_viz.artifacts.forking import map_forked
+from compile_viz.artifacts.trace import discover, graphs, index, index_cache, read
+from compile_viz.artifacts.trace.index import map_log
+from tests.conftest import CORPUS, ROOT, corpus_required
+
+TLPARSE = CORPUS / "traces" / "tlparse-tests"
+JOB = ROOT / "tests" / "fixtures" / "jobs" / "gpt2_ddp_2gpu.zip"
+
+
+def _logs(tmp_path):
+    corpus_required()
+    found = sorted(p for p in TLPARSE.rglob("*") if p.suffix in (".log", ".txt"))
+    with zipfile.ZipFile(JOB) as z:  # a recorded 2-GPU DDP job: one log per rank
+        for name in z.namelist():
+            if name.startswith("trace/") and name.endswith(".log"):
+                target = tmp_path / os.path.basename(name)
+                target.write_bytes(z.read(name))
+                found.append(target)
+    return found
+
+
+@pytest.fixture
+def lazy(monkeypatch, tmp_path):
+    """Every graph payload left in its file, whatever its size; the index cache in tmp_path."""
+    monkeypatch.setattr(read, "LAZY_PAYLOAD_BYTES", 0)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+def _plain(log):
+    """A TraceLog with every payload's text in place of its span (to compare the two readings)."""
+    def payload(p):
+        return None if p is None else dataclasses.replace(p, body=p.text, span=None)
+
+    def graph(g):
+        return dataclasses.replace(g, **{f.name: payload(getattr(g, f.name)) for f in dataclasses.fields(g)
+                                         if f.name not in ("compile_id", "kind", "aot_id")})
+    return dataclasses.replace(log, compiles=tuple(dataclasses.replace(c, graphs=tuple(graph(g) for g in c.graphs))
+                                                   for c in log.compiles))
+
+
+def test_mapped_log_reads_as_the_whole_text(lazy, tmp_path):
+    logs = _logs(tmp_path)
+    assert len(logs) >= 12
+    lazy_payloads = 0
+    for path in logs:
+        eager = read.parse_trace(path.read_bytes(), path=path.name)
+        mapped = map_log(str(path))
+        left = read.parse_trace(mapped, path=path.name)
+        mapped.close()
+        lazy_payloads += sum(p.body is None for c in left.compiles for g in c.graphs
+                             for p in (g.aot_graph, g.post_grad_graph, g.output_code) if p is not None)
+        assert _plain(left) == eager, path.name
+        assert not any("recompile_reasons: not understood" in w.text for w in eager.warnings)
+        for c in left.compiles:  # and each graph parses the same from the file as from the text
+            for g, e in zip(c.graphs, next(x for x in eager.compiles if x.id == c.id).graphs, strict=True):
+                assert graphs.graph_parse(path.name, g, "g") == graphs.graph_parse(path.name, e, "g")
+    assert lazy_payloads > 50
+
+
+def test_index_is_kept_and_found_again_under_another_name(lazy, tmp_path):
+    path = _logs(tmp_path)[-1]  # rank 1 of the DDP job
+    first = discover.parse_logs([(path.name, map_log(str(path)))])[0]
+    linked = tmp_path / "store" / "trace.log"
+    linked.parent.mkdir()
+    os.link(path, linked)  # the run an import makes: the same file under another name
+    again = index_cache.load(str(linked), "trace/trace.log")
+    assert again is not None and again.path == "trace/trace.log"
+    assert _plain(dataclasses.replace(again, path=first.path)) == _plain(first)
+    spans = [p.span for c in again.compiles for g in c.graphs for p in (g.post_grad_graph, g.output_code)
+             if p is not None and p.span is not None]
+    assert spans and {s.path for s in spans} == {str(linked)}  # read from where it is opened
+    os.utime(path, ns=(1, 1))  # the file changed: the index is not used
+    assert index_cache.load(str(linked), "trace/trace.log") is None
+
+
+def test_a_log_cut_short_says_so_when_its_graph_is_opened(lazy, tmp_path):
+    path = _logs(tmp_path)[-1]
+    log = read.parse_trace(map_log(str(path)), path=path.name)
+    code = next(g.output_code for c in log.compiles for g in c.graphs if g.output_code is not None)
+    data = bytearray(path.read_bytes())  # the log altered inside that output code, after it was indexed
+    data[code.span.start + 100: code.span.start + 110] = b"#" * 10
+    path.write_bytes(bytes(data))
+    index.read_span.cache_clear()
+    g = next(g for c in log.compiles for g in c.graphs if g.output_code is code)
+    parsed = graphs.graph_parse(path.name, g, "g")
+    assert any("does not match its MD5" in w.text for w in parsed.warnings)
+
+
+def test_viewer_parse_opens_graphs_one_by_one(monkeypatch, tmp_path):
+    corpus_required()
+    folder = tmp_path / "ranks"
+    shutil.copytree(TLPARSE / "multi_rank_logs", folder)
+    whole = parse_path(str(folder))
+    lazy = parse_path(str(folder), lazy_above=0)
+    assert [g.id for g in lazy.graphs] == [g.id for g in whole.graphs] and len(whole.graphs) > 4
+    assert all(g.output_code is None for g in lazy.graphs)  # folders alone until opened
+    for g in whole.graphs:
+        assert lazy.graph(g.id) == g
+    assert len(lazy.opened) <= 8
+
+
+def test_map_forked_keeps_the_order():
+    items = list(range(23))
+    assert map_forked(_square, items, 3) == [i * i for i in items]
+
+
+def _square(i: int) -> int:
+    return i * i
