@@ -136,6 +136,7 @@ def trace_summary_lines(parsed) -> list[str]:
         rank = f"rank {log.rank} " if log.rank is not None else ""
         for c in log.compiles:
             where = f"{c.co_name} {c.co_filename}:{c.co_firstlineno}" if c.co_name else (
+                "no Dynamo frame (torch.export or AOTInductor)" if not c.id else
                 f"{c.stack[-1].function} {c.stack[-1].file}:{c.stack[-1].line}" if c.stack else "")
             line = f"{rank}[{c.id}] {c.status}: {where}, {len(c.graphs)} graphs, {c.guard_count or len(c.guards)} guards"
             if c.recompile_reasons:
