@@ -38,6 +38,7 @@ class Matcher:
         self.plans: dict[tuple, tuple] = {}  # template -> _plan
         self.targets: dict[str, list[str]] = {}  # extern op -> the graph's targets it matches
         self.extern_taken: set[str] = set()  # nodes placed on an extern call
+        self.claimed: dict = {}  # (kernel, direction) -> positions of the instances placed
         self.leaves: dict[str, frozenset[str]] = {}  # node -> _leaves
 
     def claim(self, key: str, names: list[str]) -> None:
@@ -121,14 +122,19 @@ class Matcher:
         return out
 
     # repeated kernels ----------------------------------------------------------------------
-    def repeat(self, kernel: str, template: list[str], passed: tuple[str, ...] = ()) -> set[str]:
+    def repeat(self, kernel: str, template: list[str], passed: tuple[str, ...] = (),
+               avail: set[str] | None = None) -> set[str]:
         """The next occurrence of the kernel's sub-graph; graph inputs it reads must be among
         the launch's arguments (`passed`). Found from its first node, else from its last: a
         kernel launched once per layer may share its first nodes with the other layers' launches
-        (rotary cos/sin computed once for every layer), never the node it writes."""
-        found = self._repeat(kernel, template, passed, backward=False)
+        (rotary cos/sin computed once for every layer), never the node it writes. With `avail`
+        (what the launch is passed: graph inputs, and the nodes of the launches that wrote its
+        buffers), an instance whose inputs are all there is taken before an earlier one: two
+        copies of one layout kernel (an attention's key and value) differ only there."""
+        found = self._repeat(kernel, template, passed, backward=False, avail=avail)
         if not found:
-            found = self._repeat(kernel, template, passed, backward=True, shared=self.taken.get(kernel, set()))
+            found = self._repeat(kernel, template, passed, backward=True, shared=self.taken.get(kernel, set()),
+                                 avail=avail)
         if found:  # the next instance anchored on its last node lies after this one
             end = max(self.pos[n] for n in found)
             self.last_anchor[(kernel, True)] = max(end, self.last_anchor.get((kernel, True), -1))
@@ -136,7 +142,7 @@ class Matcher:
         return found
 
     def _repeat(self, kernel: str, template: list[str], passed: tuple[str, ...], *, backward: bool,
-                shared: set[str] | None = None) -> set[str]:
+                shared: set[str] | None = None, avail: set[str] | None = None) -> set[str]:
         """The next instance from the template's first node on, or (`backward`) from its last:
         then only one that shares nodes with the kernel's earlier instances (`shared`), what
         failed from the first node; a launch that runs another sub-graph with the kernel's code
@@ -154,8 +160,10 @@ class Matcher:
         _, tnodes, plan, positions, extended, skip, added = memo
         anchor_key = (kernel, True) if backward else kernel
         after = self.last_anchor.get(anchor_key, -1)
+        claimed = self.claimed.setdefault(anchor_key, set())
         n = len(positions)
         i = _next_live(skip, bisect_right(positions, after))
+        first = None  # the first instance that fits: taken when none is fed what the launch is passed
         while i < n:
             p = positions[i]
             found = extended.get(p, self)
@@ -163,11 +171,39 @@ class Matcher:
                 found = extended[p] = self._extended(tnodes, plan, p, added)
             if found is None:  # never fits this template: later scans step over it
                 skip[i] = i + 1
-            elif (not passed or found[1].issubset(passed)) and (shared is None or not shared.isdisjoint(found[0])):
-                self.last_anchor[anchor_key] = p
-                return set(found[0])
+            elif (p not in claimed and (not passed or found[1].issubset(passed))
+                  and (shared is None or not shared.isdisjoint(found[0]))):
+                if first is None:
+                    first = p, found
+                if avail is None or self._external(found[0]) <= avail:
+                    break
             i = _next_live(skip, i + 1)
-        return set()
+        else:
+            if first is None:
+                return set()
+            p, found = first
+        claimed.add(p)
+        if first[0] == p:  # an earlier instance passed over stays to be found by a later launch
+            self.last_anchor[anchor_key] = p
+        return set(found[0])
+
+    def _external(self, names: tuple[str, ...]) -> frozenset[str]:
+        """What an instance reads from outside it, through views: graph inputs, or the nodes that
+        computed them; a matrix multiply's or convolution's inputs are its extern call's."""
+        inside = set(names)
+        out: set[str] = set()
+        for name in names:
+            node = self.nodes[name]
+            if op_name(node.target) in MATMULS:
+                continue
+            for a in node.args:
+                if a in inside or (arg := self.nodes.get(a)) is None or arg.dtype == "Sym":
+                    continue
+                if arg.op == "call_function" and (arg.target == "operator.getitem" or op_name(arg.target) in VIEW_OPS):
+                    out |= self._leaves(a)
+                else:
+                    out.add(a)
+        return frozenset(out - inside)
 
     def _with_elements(self, template: list[str]) -> set[str]:
         """The template and the tuple elements (`getitem`) between its nodes. Kernels that take
@@ -252,11 +288,12 @@ class Matcher:
             for t in pending:
                 cands = self.by_target.get(t.target, [])
                 cut = bisect_right(cands, start_pos - 1)
-                hit = next(
-                    (self.order[p].name for p in (reversed(cands[:cut + 1]) if backward else cands[cut:])
-                     if self.order[p].name not in used and _same_op(t, self.order[p])),
-                    None,
-                )
+                fits = [self.order[p].name for p in (reversed(cands[:cut + 1]) if backward else cands[cut:])
+                        if self.order[p].name not in used and _same_op(t, self.order[p])]
+                # one joined to the nodes mapped so far through views the template leaves out
+                # (a clone of an expanded view of this layer's key), else the nearest
+                hit = next((c for c in fits if not self._leaves(c).isdisjoint(used)
+                            or any(c in self._leaves(u) for u in used)), fits[0] if fits else None)
                 if hit is None:
                     return None
                 mapping[t.name] = hit
@@ -330,12 +367,17 @@ def _same_op(a: FxNode, b: FxNode) -> bool:
     )
 
 
+# ops whose constant a generated kernel takes as an argument, not in its code: every layer's
+# dropout kernel is one kernel, passed its seed's offset (`load_seed_offset`)
+KERNEL_ARGUMENTS = {"inductor_lookup_seed"}
+
+
 def _constants(n: FxNode) -> tuple[str, ...] | None:
     """The constants a kernel with node `n` among its origins is specialised to; None for a matrix
     multiply or convolution, computed by its extern call (a kernel that adds a convolution's bias
     is the same code whatever the stride, padding or groups). The device a constant is made on is
     left out: FX writes it on some `full` nodes of a graph and not on others."""
-    if op_name(n.target) in MATMULS:
+    if op_name(n.target) in MATMULS or op_name(n.target) in KERNEL_ARGUMENTS:
         return None
     constants = n.constants
     if any(c.startswith("device = ") for c in constants):

@@ -58,7 +58,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                 matcher.claim(la.kernel, template)
             elif la.comments.source_nodes and said in siblings:
                 sets[i], evidence[i] = set(siblings[said]), COMMENTS
-            elif template and (found := matcher.repeat(la.kernel, template, la.buffers)):
+            elif template and (found := matcher.repeat(la.kernel, template, la.buffers, _avail(la, written, known))):
                 sets[i], evidence[i] = found, STRUCTURE
             elif hinted := {n for n in la.comments.source_nodes if n in known}:
                 sets[i], evidence[i] = hinted, COMMENTS
@@ -186,6 +186,18 @@ class _Closure:
             out.add(a)
             stack.extend(node.args)
         return out
+
+
+def _avail(la, written: dict[str, set[str]], known: dict[str, FxNode]) -> set[str]:
+    """What launch `la` is passed: graph inputs by name, buffers as the nodes of the launches that
+    wrote them (a buffer no earlier launch wrote is one it writes, or an element of a call's tuple)."""
+    avail: set[str] = set()
+    for b in la.buffers:
+        if b in written:
+            avail |= written[b]
+        elif b in known:
+            avail.add(b)
+    return avail
 
 
 def _launched_once(launches) -> set[str]:
