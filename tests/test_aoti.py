@@ -332,3 +332,28 @@ st.navigation(list(pages.values())).run()
     no_errors(at)
     run = app_store.get(at.query_params["run"])
     assert run.meta["source"]["kind"] == "aoti_package" and at.query_params["graph"] == "model"
+
+
+def test_the_compile_page_starts_an_aoti_capture(app_store, monkeypatch):
+    from test_app_fixtures import no_errors, run_app
+
+    from compile_viz.ui import jobs
+
+    started = []
+    monkeypatch.setattr(jobs, "start", lambda model, options, store: started.append(options) or
+                        jobs.CaptureJob(model, options))  # never started: shows as in progress
+    app = """
+import streamlit as st
+from compile_viz.ui import compile_page, page_registry, viewer
+
+pages = dict(compile=st.Page(compile_page.page, title="Compile", url_path="compile", default=True),
+             viewer=st.Page(viewer.page, title="Viewer", url_path="viewer"))
+page_registry.register(pages)
+st.navigation(list(pages.values())).run()
+"""
+    at = run_app(app)
+    next(c for c in at.checkbox if c.label.startswith("Ahead of time")).check().run()
+    at.button[0].click().run()
+    no_errors(at)
+    (options,) = started
+    assert options.aoti and not options.measure

@@ -64,15 +64,17 @@ def _options(model: str) -> CaptureOptions | None:
         dynamic = {"sample default": None, "static": False, "dynamic": True}[
             c2.selectbox("Shapes", ("sample default", "static", "dynamic"))]
         fullgraph = c3.checkbox("fullgraph")
+        aoti = st.checkbox("Ahead of time: torch.export, then AOTInductor (inference)",
+                           help="aoti_compile_and_package instead of torch.compile; not measured (docs/aoti.md)")
         measure = st.checkbox("Measure eager vs compiled (correctness, speedup, time per kernel)", value=True,
-                              help="Runs both after compiling, in the same child: adds a few seconds.")
+                              disabled=aoti, help="Runs both after compiling, in the same child: adds a few seconds.")
         extra = st.text_area("Inductor options (KEY=VALUE per line)", placeholder="max_autotune=True")
         timeout = st.number_input("Timeout (s)", 10, 3600, 600)
     try:
         inductor = dict(parse_option(line) for line in extra.splitlines() if line.strip())
         return CaptureOptions.make(device=device, mode=mode, dtype=dtype, train=train, dynamic=dynamic,
                                    fullgraph=fullgraph, timeout_s=float(timeout), inductor_options=inductor,
-                                   measure=measure)
+                                   measure=measure and not aoti, aoti=aoti)
     except ValueError as e:
         st.error(str(e))
         return None
