@@ -167,11 +167,17 @@ def _import_package(store: RunStore, src: Path, *, name: str, origin: str) -> Im
     try:
         (tmp / "package").mkdir()
         left_out = slim_package(src, tmp / "package" / f"model{PACKAGE_SUFFIX}")
+        dev, dt = Counter(), Counter()
+        with open_package(tmp / "package" / f"model{PACKAGE_SUFFIX}") as zf:
+            for info in zf.infolist():
+                if info.filename.endswith(".wrapper.cpp"):
+                    devices.tally(zf.read(info), dev, dt)
+        device, dtype = devices.summary(dev, dt)
         meta = {"model": name.removesuffix(PACKAGE_SUFFIX), "title": name, "status": "complete", "reason": None,
                 "created": _dt.datetime.now(_dt.UTC).isoformat(), "graphs": [m.location.rsplit(":", 1)[1] for m in models],
                 "source": {"kind": "aoti_package", "path": origin, "sha256": digest, "summary": summary,
                            "left_out": len(left_out)}, "package": f"package/model{PACKAGE_SUFFIX}",
-                "resolved": {"compiler": "aoti"}}
+                "resolved": {"compiler": "aoti", "device": device or "?", "dtype": dtype}}
         return Imported(store.commit(run_id, tmp, meta), True, summary)
     except BaseException:
         store.abandon(tmp)
@@ -306,7 +312,7 @@ def code_facts(run_dir: Path) -> tuple[str | None, str | None]:
     """(device, dtype) of a run folder from its generated code: the debug tree's output_code.py
     files, else the trace logs (whose payloads carry the same code); see artifacts/devices.py."""
     dev, dt = Counter(), Counter()
-    for path in sorted((run_dir / "debug").glob("**/output_code.py")):
+    for path in sorted(p for name in ("output_code.py", "output_code.cpp") for p in (run_dir / "debug").glob(f"**/{name}")):
         devices.tally(path.read_bytes(), dev, dt)
     if not dev:
         for path in sorted((run_dir / "trace").glob("*")):

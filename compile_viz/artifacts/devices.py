@@ -14,6 +14,9 @@ from collections import Counter
 ALLOC = re.compile(rb"= empty_strided_(cuda|cpu|xpu|mps)\(\([^)]*\), \([^)]*\), torch\.(\w+)\)")
 # torch before 2.1: empty_strided((sizes), (strides), device='cuda', dtype=torch.float32)
 OLD_ALLOC = re.compile(rb"= empty_strided\(\([^)]*\), \([^)]*\), device='(\w+)', dtype=torch\.(\w+)\)")
+# AOTInductor's C++ wrapper: aoti_torch_empty_strided(2, int_array_0, int_array_1, cached_torch_dtype_float32,
+# cached_torch_device_type_cuda, ...) (dtype first)
+AOTI_ALLOC = re.compile(rb"aoti_torch_empty_strided\(\d+, \w+, \w+, cached_torch_dtype_(\w+), cached_torch_device_type_(\w+),")
 GPU_KERNEL = re.compile(rb"\btriton_\w+\.run\(")
 CPU_KERNEL = re.compile(rb"\bcpp_fused_\w+\(")
 SHARE = 0.1  # a dtype shows in the summary when it holds at least this share of the allocations
@@ -22,7 +25,8 @@ SHARE = 0.1  # a dtype shows in the summary when it holds at least this share of
 def tally(data: bytes, devices: Counter, dtypes: Counter) -> None:
     """Add the allocations (or, failing them, the kernel launches) in `data` to the counts."""
     before = sum(devices.values())
-    for device, dtype in ALLOC.findall(data) or OLD_ALLOC.findall(data):
+    found = ALLOC.findall(data) or OLD_ALLOC.findall(data) or [(dev, dt) for dt, dev in AOTI_ALLOC.findall(data)]
+    for device, dtype in found:
         devices[device.decode()] += 1
         dtypes[dtype.decode()] += 1
     if sum(devices.values()) == before:
