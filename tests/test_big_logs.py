@@ -20,18 +20,19 @@ from compile_viz.artifacts.trace.index import map_log
 from tests.conftest import CORPUS, ROOT, corpus_required
 
 TLPARSE = CORPUS / "traces" / "tlparse-tests"
-JOB = ROOT / "tests" / "fixtures" / "jobs" / "gpt2_ddp_2gpu.zip"
+JOBS = ROOT / "tests" / "fixtures" / "jobs"
 
 
 def _logs(tmp_path):
     corpus_required()
     found = sorted(p for p in TLPARSE.rglob("*") if p.suffix in (".log", ".txt"))
-    with zipfile.ZipFile(JOB) as z:  # a recorded 2-GPU DDP job: one log per rank
-        for name in z.namelist():
-            if name.startswith("trace/") and name.endswith(".log"):
-                target = tmp_path / os.path.basename(name)
-                target.write_bytes(z.read(name))
-                found.append(target)
+    for job in ("gpt2_fsdp2_2gpu.zip", "gpt2_ddp_2gpu.zip"):  # recorded 2-GPU jobs: one log per rank
+        with zipfile.ZipFile(JOBS / job) as z:
+            for name in z.namelist():
+                if name.startswith("trace/") and name.endswith(".log"):
+                    target = tmp_path / os.path.basename(name)
+                    target.write_bytes(z.read(name))
+                    found.append(target)
     return found
 
 
@@ -57,7 +58,7 @@ def _plain(log):
 def test_mapped_log_reads_as_the_whole_text(lazy, tmp_path):
     logs = _logs(tmp_path)
     assert len(logs) >= 12
-    lazy_payloads = 0
+    lazy_payloads, stacked = 0, 0
     for path in logs:
         eager = read.parse_trace(path.read_bytes(), path=path.name)
         mapped = map_log(str(path))
@@ -67,10 +68,13 @@ def test_mapped_log_reads_as_the_whole_text(lazy, tmp_path):
                              for p in (g.aot_graph, g.post_grad_graph, g.output_code) if p is not None)
         assert _plain(left) == eager, path.name
         assert not any("recompile_reasons: not understood" in w.text for w in eager.warnings)
+        reasons = [r for c in eager.compiles for r in c.recompile_reasons]
+        assert all(r[:1].isdigit() for r in reasons)  # torch 2.11's text: one reason, its stack with it
+        stacked += sum("\nUser stack trace:" in r for r in reasons)
         for c in left.compiles:  # and each graph parses the same from the file as from the text
             for g, e in zip(c.graphs, next(x for x in eager.compiles if x.id == c.id).graphs, strict=True):
                 assert graphs.graph_parse(path.name, g, "g") == graphs.graph_parse(path.name, e, "g")
-    assert lazy_payloads > 50
+    assert lazy_payloads > 50 and stacked >= 2
 
 
 def test_index_is_kept_and_found_again_under_another_name(lazy, tmp_path):

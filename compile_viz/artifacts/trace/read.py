@@ -39,6 +39,7 @@ GRAPH_ENTRIES = frozenset({
 PAYLOAD_END = re.compile(rb"\n(?!\t|\n\t)")
 GLOG_PREFIX_BYTES = re.compile(GLOG_PREFIX.pattern.encode())
 TAB = ord("\t")
+REASON_START = re.compile(r"\n(?=\d+/\d+: )")
 SKIM_BYTES = 1 << 20
 SKIMMED = object()  # an envelope's content left unread (skim)
 READ_WHOLE = frozenset({"dynamo_start", "compilation_metrics", "exported_program", "artifact", "str"})
@@ -258,8 +259,9 @@ def _metrics(reader: _Reader, b: CompileBuilder, lineno: int, env: dict, payload
 def _recompile(reader: _Reader, b: CompileBuilder, lineno: int, env: dict, payload: str, name: str) -> None:
     try:
         reasons = json.loads(payload)
-    except ValueError:  # torch 2.11 logs the reasons as text, one a line, though it says "encoding": "json"
-        reasons = [line for line in payload.split("\n") if line.strip()]
+    except ValueError:  # torch 2.11 logs them as text, though it says "encoding": "json": each
+        # reason starts with the compile id it failed ("0/0: ..."), its user stack on the lines after
+        reasons = [r.strip("\n") for r in REASON_START.split(payload) if r.strip()]
     b.recompile_reasons.extend(str(r) for r in (reasons if isinstance(reasons, list) else [reasons]))
 
 
