@@ -156,10 +156,13 @@ def _import_package(store: RunStore, src: Path, *, name: str, origin: str) -> Im
     except DiscoveryError as e:
         raise StoreError(str(e)) from None
     if not models:
-        raise StoreError(f"{origin} holds no AOTInductor model (no *.wrapper.cpp): give the .pt2 that "
-                         "aoti_compile_and_package wrote")
+        raise StoreError(f"{origin} holds no AOTInductor model nor exported program: give the .pt2 that "
+                         "aoti_compile_and_package or torch.export.save wrote")
     digest = hashlib.sha256(src.read_bytes()).hexdigest()
-    summary = f"an AOTInductor package: {len(models)} model{'s' * (len(models) != 1)}"
+    compiled = sum(m.kind != "export" for m in models)
+    summary = "a .pt2 archive: " + ", ".join(
+        f"{n} {what}{'s' * (n != 1)}" for n, what in ((compiled, "AOTInductor model"),
+                                                    (len(models) - compiled, "exported program only")) if n)
     existing = _already_stored(store, digest)
     if existing is not None:
         return Imported(existing, False, summary)

@@ -83,7 +83,7 @@ def test_a_package_opens_with_parse_and_import(tmp_path):
     pt2.write_bytes(_member(AOTI_RUN, "package/model.pt2"))
     (g,) = parse_path(str(pt2)).graphs
     assert len(g.output_code.kernels) == 8 and len(g.output_code.launches) == 21
-    assert g.aot_graph is None and any("holds no FX graph" in w.text for w in g.warnings)
+    assert g.aot_graph is None and any("holds no post-grad graph" in w.text for w in g.warnings)
     index = build_index(g)  # provenance from kernel_information.json, stacks too
     assert all(la.post_grad_nodes and la.source_lines for la in index.launches)
     store = RunStore(tmp_path / "home")
@@ -357,3 +357,31 @@ st.navigation(list(pages.values())).run()
     no_errors(at)
     (options,) = started
     assert options.aoti and not options.measure
+
+
+def test_an_exported_program_archive_opens_with_its_graph_and_signature(tmp_path):
+    """torch.export.save writes a .pt2 with models/model.json (torch's serialization schema) and no
+    compiled model: it opens as an export graph, read as JSON, its weights never read."""
+    torch = pytest.importorskip("torch")
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.BatchNorm1d(16)).eval()
+    pt2 = tmp_path / "ep.pt2"
+    torch.export.save(torch.export.export(model, (torch.randn(4, 8),)), str(pt2))
+    (g,) = parse_path(str(pt2)).graphs
+    assert g.kind == "export" and g.output_code is None
+    ep = g.exported_program
+    assert [i.kind for i in ep.inputs].count("PARAMETER") == 4 and ep.inputs_of("BUFFER")
+    assert ep.inputs_of("USER_INPUT")[0].name == "input" and ep.inputs[0].target == "0.weight"
+    linear = next(n for n in g.aot_graph.nodes if n.target == "aten.linear.default")
+    assert linear.dtype == "f32" and linear.shape == ("4", "16") and linear.source.file.endswith("linear.py")
+    assert any("nothing was compiled" in w.text for w in g.warnings)
+    done = import_path(RunStore(tmp_path / "home"), pt2)
+    assert done.run.meta["source"]["kind"] == "aoti_package"
+    (again,) = parse_path(str(done.run.path)).graphs
+    assert again.exported_program.inputs == ep.inputs
+    from compile_viz.artifacts.serialized_program import parse_serialized_program
+
+    data = _member(pt2, "models/model.json")
+    for cut in (0, 1, len(data) // 3, len(data) // 2, len(data) - 1):  # cut anywhere: a warning, never a raise
+        assert parse_serialized_program(data[:cut], path="model.json").warnings
+    flipped = data.replace(b'"parameter"', b'"parameterX"', 1)
+    assert any("not understood" in w.text for w in parse_serialized_program(flipped, path="m").warnings)

@@ -24,6 +24,8 @@ ARCHIVE_FORMAT = "archive_format"  # a member every .pt2 has at `<model>/archive
 WRAPPER_SUFFIX = ".wrapper.cpp"
 KERNEL_SUFFIX = ".kernel.cpp"
 KERNEL_INFORMATION = "kernel_information.json"
+PROGRAMS_DIR = "models"  # `<archive>/models/<model>.json`: the exported program, serialized
+EXPORT_KIND = "export"
 # what a slim copy keeps: text the viewer reads (the shared library, cubins and weights are binary)
 TEXT_SUFFIXES = (".cpp", ".h", ".json", ".txt", ".py")
 TEXT_NAMES = ("archive_format", "archive_version", "version", "byteorder", "serialization_id")
@@ -101,19 +103,28 @@ def slim_package(src: Path, dst: Path) -> tuple[str, ...]:
 
 def package_graphs(zf: zipfile.ZipFile, path: str) -> list[GraphFolder]:
     """One graph per AOTInductor model in the package (a folder holding a `*.wrapper.cpp`), its
-    files named as the package names them."""
+    files named as the package names them, with its exported program (`models/<model>.json`) when
+    the package has one; one graph of kind "export" per exported program nothing was compiled from
+    (an archive of torch.export.save)."""
     by_dir: dict[str, list[str]] = {}
     for info in text_members(zf):
         p = PurePosixPath(info.filename)
         by_dir.setdefault(str(p.parent), []).append(p.name)
     models = {d: names for d, names in sorted(by_dir.items()) if any(n.endswith(WRAPPER_SUFFIX) for n in names)}
+    programs = {PurePosixPath(n).stem: member_path(d, n) for d, names in sorted(by_dir.items())
+                if PurePosixPath(d).name == PROGRAMS_DIR for n in names if n.endswith(".json")}
+    many = len(models) + len(set(programs) - {PurePosixPath(d).name for d in models}) > 1
     out = []
     for d, names in models.items():
+        name = PurePosixPath(d).name
         files = (min(n for n in names if n.endswith(WRAPPER_SUFFIX)),
                  *sorted(n for n in names if n.endswith(KERNEL_SUFFIX))[:1],
-                 *([KERNEL_INFORMATION] if KERNEL_INFORMATION in names else []))
-        name = PurePosixPath(d).name
-        out.append(GraphFolder(name if len(models) == 1 else d, name, "inference", f"{path}:{d}", files))
+                 *([KERNEL_INFORMATION] if KERNEL_INFORMATION in names else []),
+                 *([programs.pop(name)] if name in programs else []))  # a member path: it lies elsewhere
+        out.append(GraphFolder(d if many else name, name, "inference", f"{path}:{d}", files))
+    for name, member in programs.items():
+        d = str(PurePosixPath(member).parent)
+        out.append(GraphFolder(member if many else name, name, EXPORT_KIND, f"{path}:{d}", (member,)))
     return out
 
 
@@ -127,37 +138,49 @@ def planned_package(path: str, data: bytes | None = None):
         folders = package_graphs(zf, path)
         sizes = {i.filename: i.file_size for i in zf.infolist()}
     if not folders:
-        raise DiscoveryError(f"{path} holds no AOTInductor model (no *{WRAPPER_SUFFIX}): was it written by "
-                             "aoti_compile_and_package?")
+        raise DiscoveryError(f"{path} holds no AOTInductor model (no *{WRAPPER_SUFFIX}) nor exported program "
+                             "(models/*.json): was it written by aoti_compile_and_package or torch.export.save?")
     jobs = tuple(GraphJob(parse_package_graph, (path, f, data), sum(sizes.get(_member(f, n), 0) for n in f.files))
                  for f in folders)
     return DebugParse(root=path, graphs=(), graph_breaks=()), jobs
 
 
 def _member(folder: GraphFolder, name: str) -> str:
-    return member_path(folder.location.rsplit(":", 1)[1], name)
+    """A file of a graph folder as a member of the package (a name with a `/` is one already)."""
+    return name if "/" in name else member_path(folder.location.rsplit(":", 1)[1], name)
 
 
 def parse_package_graph(path: str, folder: GraphFolder, data: bytes | None = None) -> GraphParse:
     """One model of a package as a GraphParse: the wrapper with its kernel file as the output code,
-    kernel_information.json as the provenance and kernel stacks; the package holds no FX graph nor
-    scheduler IR, which one warning says."""
+    kernel_information.json as the provenance and kernel stacks, the exported program's graph as the
+    AOT graph when the package has it; what the package cannot hold (the post-grad graph, the
+    scheduler IR; the kernels of a program never compiled) one warning says."""
     from compile_viz.artifacts.aoti_wrapper import parse_aoti_wrapper
     from compile_viz.artifacts.kernel_information import parse_kernel_information
+    from compile_viz.artifacts.serialized_program import parse_serialized_program
 
     with open_package(path, data) as zf:
         texts = {n: zf.read(_member(folder, n)).decode("utf-8", "replace") for n in folder.files}
+    program = next((parse_serialized_program(t, path=n) for n, t in texts.items() if "/" in n), None)
+    warnings = list(program.warnings) if program else []
+    if folder.kind == EXPORT_KIND:
+        warnings.append(ParseWarning(folder.name, 0, "an exported program only (torch.export.save): nothing was "
+                                     "compiled, so no kernels; aoti_compile_and_package it, or capture with --aoti"))
+        return GraphParse(folder=folder, aot_graph=program.graph if program else None, post_grad_graph=None,
+                          pre_fusion=None, post_fusion=None, output_code=None, provenance=None,
+                          warnings=tuple(warnings), exported_program=program)
     wrapper = folder.files[0]
     kernels = next((t for n, t in texts.items() if n.endswith(KERNEL_SUFFIX)), "")
     code = parse_aoti_wrapper(texts[wrapper] + ("\n" + kernels if kernels else ""), path=wrapper)
-    warnings = [*code.warnings, ParseWarning(folder.name, 0, "a .pt2 package holds no FX graph nor scheduler IR: "
-                                             "capture with `compile-viz capture --aoti` for the graph views")]
+    warnings += [*code.warnings, ParseWarning(folder.name, 0, "a .pt2 package holds no post-grad graph nor scheduler "
+                                              "IR: capture with `compile-viz capture --aoti` for those views")]
     provenance = stacks = None
     if KERNEL_INFORMATION in texts:
         provenance, stacks = parse_kernel_information(texts[KERNEL_INFORMATION], path=KERNEL_INFORMATION)
         warnings.extend(provenance.warnings + stacks.warnings)
-    return GraphParse(folder=folder, aot_graph=None, post_grad_graph=None, pre_fusion=None, post_fusion=None,
-                      output_code=code, provenance=provenance, warnings=tuple(warnings), kernel_stacks=stacks)
+    return GraphParse(folder=folder, aot_graph=program.graph if program else None, post_grad_graph=None,
+                      pre_fusion=None, post_fusion=None, output_code=code, provenance=provenance,
+                      warnings=tuple(warnings), kernel_stacks=stacks, exported_program=program)
 
 
 def package_in(reader) -> tuple[str, bytes | None] | None:
