@@ -95,10 +95,53 @@ def test_aot_nodes_near_the_saved_tensors_stay_in_their_layer():
 # Captures of model families kept out of the fixtures (too big), measured with
 # `python -m tests.link_agreement RUN.zip` on the run zips the GPU machine exported:
 # name -> (launches agreeing, launches, source lines agreeing, launches with stacks, what is left).
-NOT_KEPT: dict[str, tuple[int, int, int, int, str]] = {}
+NOT_KEPT: dict[str, tuple[int, int, int, int, str]] = {
+    "resnet18_cl_train": (70, 70, 121, 130, "backward: the BN/ReLU backward kernels of a residual block, trace's resnet.py:103 "
+                          "(the block's closing `out = self.relu(out)`) beside ours 92-94 (see below)"),
+    "t5_encdec_train": (83, 87, 217, 230, "backward: the matrix multiplies of the query, key and value gradients "
+                        "(see below); forward: the decoder's attention mask (see below)"),
+    "olmoe_train": (23, 23, 57, 63, "backward: the matrix multiplies of the query, key and value gradients (see below)"),
+}
 
 # What is left, and why (each with the launch it shows on; see the lines above).
-KNOWN_MISMATCHES = """Left, and why (PyTorch's own record is arguable or out of reach there):
+KNOWN_MISMATCHES = """Fixed by rules, each class the issue named (with the launch it showed on):
+- extern convolutions in channels-last models: an extern call lists its node alone only when its
+  buffer is the node's result (Inductor's origin_node: a tuned choice, a fallback with one tensor
+  out), else every origin, the input it realizes in its own lowering included; a view stays a
+  view, a var_mean's tuple is not realized for reuse, a reduction or a biased convolution is one
+  read (convnet_bn_relu launch 5, ConvNeXt launch 2).
+- a kernel launched once per layer with dropout: the seed's offset is the kernel's argument, not a
+  constant to match (T5 forward launch 31).
+- rotary kernels whose sub-graph is shared across layers: a repeated kernel is found again from its
+  last node when its first nodes are shared, and launches with the same call() comment share
+  their nodes (llama_gqa launches 10, 22, 25, 26); this also covers one cat's slices written by
+  many launches (many_row_sums), whose special rule is gone.
+- layout copies of one sub-graph (an attention's key and value): of the instances that fit, the
+  first whose inputs are what the launch is passed (T5 forward launch 24). Template epilogue
+  views: none left on these captures (bert_mask_autotune, the max-autotune one, agrees fully).
+- fallbacks and seeds: topk, histc and _grouped_mm by the one-tensor-out rule (Qwen2-MoE launches
+  17, 19, 22); `randint.low_out` (the seeds of a training graph's dropouts) is a one-tensor call
+  too, placed on its `inductor_seeds` node (gpt2_train launch 1, T5, OLMoE: all agree).
+- the trace's stacks are joined by the launch's own debug handle (a T5 backward's handles start at
+  4: every matrix multiply had another one's stack, in the Viewer too).
+
+Left, and why (PyTorch's own record is arguable or out of reach there):
+- Matrix multiplies of an attention's query, key and value gradients (T5 and OLMoE backward, e.g.
+  t5 model__2_backward_13.5 launch 32): each is fed one element of the attention backward's
+  tuple (`buf16 = buf15[0]` in call()), which we do not follow, so the three are told apart by
+  graph order, and the scheduler launched them in another.
+- ResNet-18 backward (launch 10 and eight more): the trace adds resnet.py:103, the block's
+  closing ReLU, whose threshold_backward Inductor credits to the kernels after it; the backward
+  graph has no provenance JSON to say which node brings it in.
+- T5's decoder attention (model__2_forward_7.2 launches 19, 41): its mask is shared by both layers
+  and returned for the backward; PyTorch lists the attention call alone, we add the mask's nodes.
+- Qwen2-MoE launches 48 and 50: the second layer's expert-routing kernels differ from the first
+  layer's in the nodes their templates do not name, and fall back to the call()'s names.
+- UNet launch 54 (a convolution bias kernel launched three times: we pick another convolution's
+  instance) and 65; wav2vec2 launch 11 (the weight norm's pow/sum feeding the convolution: PyTorch
+  lists the convolution alone); the GAT scatter kernel's second launch (pyg_gcn_gat model__7
+  launch 4: its self-loop and softmax sub-graph is not found again).
+
 - gpt_small / gpt_deep backward, the first block's layer norm backward (launch 379 / 1495): its
   comment in call() names the source nodes `x` and `layer_norm` beside the four post-grad nodes
   we give it; the trace credits the launch to the embedding sum too (gpt_small.py:46, where `x`
@@ -140,10 +183,11 @@ def test_inferred_links_agree_with_pytorch_on_fixtures():
     REPORT.parent.mkdir(exist_ok=True)
     REPORT.write_text("\n".join(report) + "\n\n" + KNOWN_MISMATCHES)
     print(REPORT.read_text())
-    assert total.nodes_total > 1300 and total.lines_total > 3300
+    assert total.nodes_total > 1800 and total.lines_total > 4000
     assert total.nodes / total.nodes_total >= 0.95, f"see {REPORT}"
     assert total.lines / total.lines_total >= 0.98, f"see {REPORT}"
-    assert third.nodes / third.nodes_total >= 0.95 and third.lines / third.lines_total >= 0.98, f"see {REPORT}"
+    # third-party models alone (issue 28: 72% and 77% on the unseen families before)
+    assert third.nodes / third.nodes_total >= 0.97 and third.lines / third.lines_total >= 0.96, f"see {REPORT}"
 
 
 def _coverage(g):
