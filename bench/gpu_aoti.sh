@@ -12,6 +12,24 @@ SPECS=${*:-GPT2_INFER BERT_MASK}
 . bench/gpu_env.sh
 mkdir -p "$OUT"
 HOME_DIR=$(mktemp -d)
+# AOTInductor builds its C++ wrapper against the CUDA headers (torch.utils.cpp_extension's CUDA_HOME); on a
+# machine without a CUDA toolkit, take the headers pip's nvidia packages bring, and say so
+if [ -z "${CUDA_HOME:-}" ] && ! command -v nvcc > /dev/null && [ ! -d /usr/local/cuda ]; then
+  CUDA_HOME=$($PY - <<'EOF'
+import glob, importlib, os
+for mod in ("nvidia.cuda_runtime", "nvidia.cu13", "nvidia.cu12", "nvidia.cuda_nvcc"):
+    try:
+        paths = list(importlib.import_module(mod).__path__)
+    except ImportError:
+        continue
+    for base in paths:
+        if glob.glob(os.path.join(base, "include", "cuda*.h")):
+            print(base)
+            raise SystemExit
+EOF
+)
+  if [ -n "$CUDA_HOME" ]; then export CUDA_HOME; echo "no CUDA toolkit: CUDA_HOME=$CUDA_HOME (pip's nvidia headers)"; fi
+fi
 $PY -c 'import torch, triton, transformers; print("torch", torch.__version__, "triton", triton.__version__, "transformers", transformers.__version__, torch.cuda.get_device_name(0))' | tee "$OUT/versions.txt"
 
 capture() {  # capture NAME SPEC [flags...]: the run's folder on stdout's last line of OUT/NAME.log
@@ -22,6 +40,7 @@ capture() {  # capture NAME SPEC [flags...]: the run's folder on stdout's last l
   local rc=$? run
   run=$(tail -1 "$OUT/$name.log")
   echo "$name: capture exit $rc in $((SECONDS - start)) s -> $run"
+  grep -h "capture failed" "$OUT/$name.log"
   [ -d "$run" ] || return 1
   $PY -m compile_viz export "$run" "$OUT/$name.zip" --home "$HOME_DIR" >> "$OUT/$name.log" 2>&1
   $PY -m compile_viz parse "$OUT/$name.zip" > "$OUT/$name.parse.txt" 2>&1
