@@ -73,3 +73,22 @@ def test_viewer_marks_inferred_links_and_says_what_makes_them_exact(tmp_path, mo
             assert "cv-basis-inferred" in page and "Inferred links" in page and escape(EXACT_HINT) in page
         else:
             assert "cv-basis-exact" in page and "cv-basis-inferred" not in page
+
+
+def test_the_mark_says_what_would_make_links_exact():
+    """Hidden JSON and trace: capture with torch >= 2.8 and the trace. A backward graph captured so:
+    its nodes are still inferred (PyTorch maps none of its launches), its lines are the trace's."""
+    from dataclasses import replace
+
+    from compile_viz.artifacts import parse_path
+    from compile_viz.linking import build_index
+    from compile_viz.render.panels import basis_html
+
+    graphs = {g.kind: g for g in parse_path(str(RUN)).graphs}
+    backward = build_index(graphs["backward"]).launches[3]
+    assert (backward.basis.nodes, backward.basis.source_lines) == ("inferred", "stack_traces")
+    assert "cv-basis-inferred" in basis_html(backward) and "none for a backward graph" in basis_html(backward)
+    hidden = build_index(replace(graphs["forward"], provenance=None, kernel_stacks=None)).launches[3]
+    assert escape(EXACT_HINT) in basis_html(hidden) and "the kernel&#x27;s own comments" in basis_html(hidden)
+    exact = build_index(graphs["forward"]).launches[3]
+    assert "cv-basis-exact" in basis_html(exact) and "Inferred" not in basis_html(exact)

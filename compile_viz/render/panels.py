@@ -117,9 +117,13 @@ def basis_html(launch: LaunchLink) -> str:
     if not b.inferred:
         return (f'<div class="cv-basis cv-basis-exact" style="font-size:12px;color:#555">Links recorded by PyTorch: '
                 f'nodes from {nodes}, source lines from {lines}.</div>')
+    # with the trace's stacks but no node mapping for the launch, the capture was as good as it gets:
+    # PyTorch's provenance JSON does not cover it (a backward graph, in the versions seen so far)
+    hint = (EXACT_HINT if b.source_lines != STACK_TRACES else
+            "PyTorch's provenance lists no nodes for this launch (none for a backward graph, so far)")
     return ('<div class="cv-basis cv-basis-inferred" style="font-size:12px;background:#fff4ce;border:1px solid #e0b400;'
             f'border-radius:4px;padding:2px 6px">&#9888; <b>Inferred links</b>: nodes {escape(nodes)}, source lines '
-            f'{escape(lines)}; {escape(EXACT_HINT)}.</div>')
+            f'{escape(lines)}; {escape(hint)}.</div>')
 
 
 def launches_html(launches: list[KernelLaunch], selected: frozenset[int]) -> str:
