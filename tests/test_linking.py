@@ -98,9 +98,9 @@ def test_aot_nodes_near_the_saved_tensors_stay_in_their_layer():
 NOT_KEPT: dict[str, tuple[int, int, int, int, str]] = {
     "resnet18_cl_train": (70, 70, 121, 130, "backward: the BN/ReLU backward kernels of a residual block, trace's resnet.py:103 "
                           "(the block's closing `out = self.relu(out)`) beside ours 92-94 (see below)"),
-    "t5_encdec_train": (83, 87, 217, 230, "backward: the matrix multiplies of the query, key and value gradients "
-                        "(see below); forward: the decoder's attention mask (see below)"),
-    "olmoe_train": (23, 23, 57, 63, "backward: the matrix multiplies of the query, key and value gradients (see below)"),
+    "t5_encdec_train": (83, 87, 226, 230, "forward: a layout copy of the cross-attention's key or value (launch 27) and "
+                        "the decoder's attention mask (see below); backward: two matrix multiplies (see below)"),
+    "olmoe_train": (23, 23, 63, 63, ""),
 }
 
 # What is left, and why (each with the launch it shows on; see the lines above).
@@ -126,10 +126,15 @@ KNOWN_MISMATCHES = """Fixed by rules, each class the issue named (with the launc
   4: every matrix multiply had another one's stack, in the Viewer too).
 
 Left, and why (PyTorch's own record is arguable or out of reach there):
-- Matrix multiplies of an attention's query, key and value gradients (T5 and OLMoE backward, e.g.
-  t5 model__2_backward_13.5 launch 32): each is fed one element of the attention backward's
-  tuple (`buf16 = buf15[0]` in call()), which we do not follow, so the three are told apart by
-  graph order, and the scheduler launched them in another.
+- Two matrix multiplies of T5's backward (model__2_backward_13.5 launches 32 and 34, the key and
+  value projections' weight gradients): both are fed the same saved input and a gradient from a
+  kernel our links place on the other one's nodes; graph order decides between them. (An
+  extern call is otherwise placed by what it is passed: graph inputs, the buffers earlier
+  launches wrote, the elements of a call's tuple, `buf16 = buf15[0]`; that fixed OLMoE's and
+  T5's other backward matrix multiplies, whose launch order is not the graph's.)
+- T5's cross-attention layout copies (model__0_forward_1.0 launch 27, model__2 launch 33): the
+  key's and the value's copies are one kernel whose two instances are fed the same kind of
+  buffer; we give the second launch the first instance.
 - ResNet-18 backward (launch 10 and eight more): the trace adds resnet.py:103, the block's
   closing ReLU, whose threshold_backward Inductor credits to the kernels after it; the backward
   graph has no provenance JSON to say which node brings it in.
@@ -187,7 +192,7 @@ def test_inferred_links_agree_with_pytorch_on_fixtures():
     assert total.nodes / total.nodes_total >= 0.95, f"see {REPORT}"
     assert total.lines / total.lines_total >= 0.98, f"see {REPORT}"
     # third-party models alone (issue 28: 72% and 77% on the unseen families before)
-    assert third.nodes / third.nodes_total >= 0.97 and third.lines / third.lines_total >= 0.96, f"see {REPORT}"
+    assert third.nodes / third.nodes_total >= 0.95 and third.lines / third.lines_total >= 0.98, f"see {REPORT}"
 
 
 def _coverage(g):

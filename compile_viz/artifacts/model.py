@@ -303,7 +303,7 @@ class BufferAllocation:
     """`buf0 = empty_strided_cuda(...)`, or a reuse `buf3 = buf0; del buf0  # reuse`."""
 
     name: str
-    kind: str  # empty_strided | reuse | alloc_from_pool | other
+    kind: str  # empty_strided | reuse | alloc_from_pool | element (`buf16 = buf15[0]`; reused_from: `buf15[0]`) | other
     size: str
     stride: str
     dtype: str

@@ -46,6 +46,7 @@ PLAIN_CALL = re.compile(r"^([\w.]+)\((.*)\)$", re.S)
 OUT_KWARG = re.compile(r"\bout=(\w+)")
 BUFFER_NAME = re.compile(r"^buf\d+$")
 SIZE_EXPR = re.compile(r"^[\w +\-*/%()]+$")
+ELEMENT = re.compile(r"^(buf\d+)\[(\d+)\]$")  # `buf16 = buf15[0]`: a tuple element of a multi-output call
 
 # The usual one-line statements of call(), one named alternative each, read by one finditer over
 # the body (every match is one whole line). Each alternative only takes lines the line reader
@@ -402,6 +403,9 @@ class _Parser:
         if lhs.startswith(_SLOW_LHS) or "reinterpret_tensor" in self.kernel_names:
             return False
         self.known.add(lhs)
+        rhs = m.group("alias")[len(lhs) + 3:].strip()
+        if ELEMENT.match(rhs):  # `buf16 = buf15[0]`: an element of a call's tuple
+            self.allocations.append(BufferAllocation(lhs, "element", "", "", "", "", rhs, lineno))
         return True
 
     def _fast_sizes(self, m, lineno, function, pending) -> bool:
@@ -528,6 +532,10 @@ class _Parser:
             if callee.startswith(EXTERN_PREFIXES):
                 self._launch(callee, True, m.group(2), names, lineno, function, pending)
                 return True
+        m = ELEMENT.match(rhs)
+        if m and len(names) == 1:  # `buf16 = buf15[0]`: an element of a call's tuple
+            self.allocations.append(BufferAllocation(names[0], "element", "", "", "", "", rhs, lineno))
+            return False
         # aliases, views, getitems and symbolic sizes: `buf7 = buf6[0]`, `s0 = arg0_1.size(0)`
         # and size expressions of dynamic shapes: `ps0 = 32*s50`, `triton_poi_fused_0_xnumel = 1984*s0`
         if IDENT.match(rhs) or rhs.startswith(("reinterpret_tensor(", "self.partitions", "(", "[")) or SIZE_EXPR.match(rhs):

@@ -49,19 +49,41 @@ class Matcher:
             self.taken.setdefault(key, set()).update(names)
 
     # extern calls --------------------------------------------------------------------------
-    def extern(self, la: KernelLaunch, written: dict[str, set[str]] | None = None) -> set[str]:
+    def available(self, la: KernelLaunch, written: dict[str, set[str]], elements: dict[str, tuple[str, str]]) -> set[str]:
+        """What launch `la` is passed: graph inputs by name; buffers as the nodes of the launches
+        that wrote them (`written`) and their tuple elements; an element buffer of a call's
+        tuple (`buf16 = buf15[0]`, in `elements`) as that element alone. A buffer no earlier
+        launch wrote is one it writes."""
+        avail: set[str] = set()
+        users, nodes = self.users, self.nodes
+        for b in la.buffers:
+            if b in written:
+                for n in written[b]:
+                    avail.add(n)
+                    avail.update(u for u in users.get(n, ()) if (g := nodes.get(u)) is not None
+                                 and g.target == "operator.getitem")
+            elif b in elements:
+                parent, k = elements[b]
+                avail.update(u for n in written.get(parent, ()) for u in users.get(n, ())
+                             if (g := nodes.get(u)) is not None and g.target == "operator.getitem"
+                             and g.constants[:1] == (k,))
+            elif b in nodes:
+                avail.add(b)
+        return avail
+
+    def extern(self, la: KernelLaunch, avail: set[str] | None = None) -> set[str]:
         """The node behind an extern call: the first, in graph order, whose inputs are what the
-        call is passed (graph inputs by name, buffers by the nodes of the launches that wrote them
-        in `written`); else the one its comment names, else the next after the last one."""
+        call is passed (`avail`, from `available`); else the one its comment names, else the
+        next after the last one."""
         op = la.kernel.split(".")[1] if la.kernel.startswith("extern_kernels.") else la.kernel
         targets = self.targets.get(op)
         if targets is None:
             alias = EXTERN_ALIASES.get(op, "\0")
             targets = self.targets[op] = [t for t in self.by_target if op_matches(t, op) or t.startswith(alias)]
-        if written is not None:
+        if avail:
             # the scheduler may launch them in another order than the graph's (a backward's
             # weight and input gradients): read what the call is passed
-            found = self._fed(la, targets, written)
+            found = self._fed(targets, avail)
             if found is not None:
                 self.last_anchor[op] = self.pos[found]
                 self.extern_taken.add(found)
@@ -82,13 +104,9 @@ class Matcher:
         self.extern_taken.add(self.order[first].name)
         return {self.order[first].name}
 
-    def _fed(self, la: KernelLaunch, targets: list[str], written: dict[str, set[str]]) -> str | None:
+    def _fed(self, targets: list[str], avail: set[str]) -> str | None:
         """The first node of `targets` not yet taken whose tensor inputs, through views, are all
-        among what `la` is passed; None when none is, or the call is passed nothing we know."""
-        passed = set(la.buffers)
-        avail = passed.union(*(written[b] for b in passed if b in written))
-        if avail == passed and not passed & self.inputs:
-            return None
+        in `avail`; None when none is."""
         cands = sorted(p for t in targets for p in self.by_target[t])
         for p in cands:
             name = self.order[p].name
@@ -114,9 +132,9 @@ class Matcher:
                 seen.add(a)
                 if node.dtype == "Sym":
                     continue
-                if node.op == "call_function" and (node.target == "operator.getitem" or op_name(node.target) in VIEW_OPS):
+                if node.op == "call_function" and op_name(node.target) in VIEW_OPS:
                     stack.extend(node.args)
-                else:
+                else:  # a tuple element is its own leaf: the key's gradient is not the value's
                     found.add(a)
             out = self.leaves[name] = frozenset(found)
         return out
@@ -199,11 +217,13 @@ class Matcher:
             for a in node.args:
                 if a in inside or (arg := self.nodes.get(a)) is None or arg.dtype == "Sym":
                     continue
-                if arg.op == "call_function" and (arg.target == "operator.getitem" or op_name(arg.target) in VIEW_OPS):
+                if arg.op == "call_function" and op_name(arg.target) in VIEW_OPS:
                     out |= self._leaves(a)
                 else:
                     out.add(a)
-        return frozenset(out - inside)
+        nodes = self.nodes  # an element of a tuple computed inside is inside
+        return frozenset(x for x in out - inside
+                         if not (nodes[x].target == "operator.getitem" and nodes[x].args[:1] and nodes[x].args[0] in inside))
 
     def _with_elements(self, template: list[str]) -> set[str]:
         """The template and the tuple elements (`getitem`) between its nodes. Kernels that take

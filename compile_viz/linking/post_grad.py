@@ -43,12 +43,14 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     # origins, so the same comment and the same nodes
     siblings: dict[tuple, set[str]] = {}
     written: dict[str, set[str]] = {}  # buffer -> the nodes of the launch that wrote it
+    elements = _elements(oc)
+    seen: set[str] = set()  # buffers passed so far
     for i, la in enumerate(launches):
         said = (la.kernel, la.comments.source_nodes, la.comments.original_aten)
         if evidence[i]:
             first_seen.add(la.kernel)
         elif la.is_extern:
-            sets[i], evidence[i] = matcher.extern(la, written), ORDER
+            sets[i], evidence[i] = matcher.extern(la, matcher.available(la, written, elements)), ORDER
         else:
             template = templates.get(la.kernel)
             if template is None:
@@ -58,7 +60,8 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                 matcher.claim(la.kernel, template)
             elif la.comments.source_nodes and said in siblings:
                 sets[i], evidence[i] = set(siblings[said]), COMMENTS
-            elif template and (found := matcher.repeat(la.kernel, template, la.buffers, _avail(la, written, known))):
+            elif template and (found := matcher.repeat(la.kernel, template, la.buffers,
+                                                       matcher.available(la, written, elements))):
                 sets[i], evidence[i] = found, STRUCTURE
             elif hinted := {n for n in la.comments.source_nodes if n in known}:
                 sets[i], evidence[i] = hinted, COMMENTS
@@ -71,8 +74,12 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
         if evidence[i] == ORDER and la.is_extern and not la.kernel.startswith("extern_kernels."):
             sets[i] |= closure.view_inputs(sets[i])  # fallback kernels take their views' origins too
         closure.mark_done(i, sets[i])
-        for b in (*la.outputs, *(b for node in placement.get(i, ()) for b in node.buffer_names)):
+        # what it writes: its outputs, its fusion group's buffers, and the buffers it is the first
+        # to be passed (a buffer is allocated just before the launch that writes it)
+        for b in (*la.outputs, *(b for node in placement.get(i, ()) for b in node.buffer_names),
+                  *(b for b in la.buffers if b not in seen and b not in known)):
             written[b] = sets[i]
+        seen.update(la.buffers)
     # extern calls, and kernels placed by what they can compute (no comments): their sets as
     # Inductor's origins have them, with what was inlined into them
     guessed = [i for i, la in enumerate(launches) if sets[i] and (
@@ -188,16 +195,14 @@ class _Closure:
         return out
 
 
-def _avail(la, written: dict[str, set[str]], known: dict[str, FxNode]) -> set[str]:
-    """What launch `la` is passed: graph inputs by name, buffers as the nodes of the launches that
-    wrote them (a buffer no earlier launch wrote is one it writes, or an element of a call's tuple)."""
-    avail: set[str] = set()
-    for b in la.buffers:
-        if b in written:
-            avail |= written[b]
-        elif b in known:
-            avail.add(b)
-    return avail
+def _elements(oc) -> dict[str, tuple[str, str]]:
+    """Buffer -> (the call's buffer, its index) of `buf16 = buf15[0]` in call()."""
+    out = {}
+    for a in oc.allocations if oc is not None else ():
+        if a.kind == "element":
+            parent, _, k = a.reused_from.partition("[")
+            out[a.name] = parent, k.rstrip("]")
+    return out
 
 
 def _launched_once(launches) -> set[str]:
