@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import sys
 from collections.abc import Callable, Iterator, Sequence
 
 from compile_viz.artifacts.forking import can_fork, cpus  # noqa: F401 - cpus: parse's worker count

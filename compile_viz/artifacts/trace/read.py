@@ -39,6 +39,7 @@ GRAPH_ENTRIES = frozenset({
 PAYLOAD_END = re.compile(rb"\n(?!\t|\n\t)")
 GLOG_PREFIX_BYTES = re.compile(GLOG_PREFIX.pattern.encode())
 TAB = ord("\t")
+NEWLINE = re.compile(b"\n")
 REASON_START = re.compile(r"\n(?=\d+/\d+: )")
 SKIM_BYTES = 1 << 20
 SKIMMED = object()  # an envelope's content left unread (skim)
@@ -69,15 +70,16 @@ def parse_trace(data: bytes | str, *, path: str, rank: int | None = None) -> Tra
     return reader.finish()
 
 
-def skim(body: bytes) -> dict | None:
-    """A metadata line of more than SKIM_BYTES whose content nothing here reads (a backward's
-    compilation metrics carry every kernel's stack traces: 10 MB a line in a 48-layer job) is not
-    parsed: its name and compile id are read from its two ends. None for any other line."""
-    m = FIRST_KEY.match(body)
+def skim(buf, start: int, end: int) -> dict | None:
+    """A metadata line (its JSON at buf[start:end]) of more than SKIM_BYTES whose content nothing
+    here reads (a backward's compilation metrics carry every kernel's stack traces: 10 MB a line in
+    a 48-layer job) is not parsed: its name and compile id are read from its two ends. None for any
+    other line."""
+    m = FIRST_KEY.match(buf, start, end)
     if m is None or m.group(1).decode() in READ_WHOLE:
         return None
     envelope: dict = {m.group(1).decode(): SKIMMED}
-    for key, value in ID_FIELD.findall(body, len(body) - 512):
+    for key, value in ID_FIELD.findall(buf, max(start, end - 512), end):
         envelope[key.decode()] = json.loads(value)  # the last of each: the envelope's own, after the content
     return envelope
 
@@ -120,21 +122,21 @@ class _Reader:
                 released = p
             eol = buf.find(b"\n", p)
             eol = size if eol < 0 else eol
-            line, p, lineno, at = buf[p:eol], eol + 1, lineno + 1, lineno
-            if not line:
+            start, p, lineno, at = p, eol + 1, lineno + 1, lineno
+            if start == eol:
                 continue  # a blank line is never an entry (a blank payload line is a lone tab)
-            if line[0] == TAB:
+            if buf[start] == TAB:
                 self.orphans += 1
                 continue
-            m = match(line)
+            m = match(buf, start, eol)  # the line is not copied: a metadata line can weigh 10 MB
             if m is None:
-                self.warn(at, f"no glog prefix; line skipped: {self.decode(line)[:80]}")
+                shown = bytes(buf[start:min(eol, start + 320)]).decode("utf-8", "replace")[:80]
+                self.warn(at, f"no glog prefix; line skipped: {shown}")
                 continue
             try:
-                body = line[m.end():]
-                envelope = skim(body) if len(body) > SKIM_BYTES else None
+                envelope = skim(buf, m.end(), eol) if eol - m.end() > SKIM_BYTES else None
                 if envelope is None:
-                    envelope = json.loads(self.decode(body))
+                    envelope = json.loads(self.decode(buf[m.end():eol]))
             except ValueError as exc:
                 self.warn(at, f"metadata is not valid JSON ({exc}); entry skipped")
                 continue
@@ -149,11 +151,11 @@ class _Reader:
                 if self.source is not None and name in GRAPH_ENTRIES and stop - p > LAZY_PAYLOAD_BYTES:
                     expected = envelope.get("has_payload")
                     payload = PayloadSpan(self.source, p, stop, expected if isinstance(expected, str) else None)
-                    raw = buf[p:stop + 1]
+                    lineno += len(NEWLINE.findall(buf, p, stop + 1))  # counted where it lies: no copy
                 else:
                     raw = buf[p:stop + 1]
                     payload = self.payload(raw[:-1] if stop < size else raw, envelope, at)
-                lineno += raw.count(b"\n")
+                    lineno += raw.count(b"\n")
                 p = stop + 1
             if not isinstance(envelope, dict):
                 self.warn(at, "metadata is not a JSON object; entry skipped")
