@@ -240,6 +240,8 @@ def test_capture_aoti_of_a_bundled_sample_on_the_cpu(tmp_path):
     run = Path(r.stdout.strip().splitlines()[-1])
     meta = json.loads((run / "meta.json").read_text())
     assert meta["status"] == "complete" and meta["resolved"]["compiler"] == "aoti" and not meta["resolved"]["train"]
+    assert meta["package_run"]["status"] == "ok", meta["package_run"]  # loaded and called in a fresh process
+    assert not list((run / "trace").glob("*.log"))[1:], "the fresh process writes no second trace"
     (g,) = parse_path(str(run)).graphs
     assert not g.warnings, g.warnings
     assert g.exported_program.inputs_of("USER_INPUT") and g.exported_program.inputs_of("PARAMETER")
@@ -311,7 +313,9 @@ def test_capture_aoti_of_a_plain_function_with_dynamic_shapes(tmp_path):
     assert not g.warnings and g.output_code.kernels
     ep = g.exported_program
     assert [i.kind for i in ep.inputs] == ["USER_INPUT"] and ep.range_constraints.startswith("{s")
-    assert "running    the package on 2 input sets" in r.stdout
+    assert "running    the package on 2 input sets, in a fresh process" in r.stdout
+    meta = json.loads((run / "meta.json").read_text())
+    assert meta["package_run"]["status"] == "ok" and meta["timings"]["package_run_s"] > 0
 
 
 def test_uploading_a_package_on_the_runs_page_opens_it_in_the_viewer(app_store):
@@ -385,3 +389,18 @@ def test_an_exported_program_archive_opens_with_its_graph_and_signature(tmp_path
         assert parse_serialized_program(data[:cut], path="model.json").warnings
     flipped = data.replace(b'"parameter"', b'"parameterX"', 1)
     assert any("not understood" in w.text for w in parse_serialized_program(flipped, path="m").warnings)
+
+
+def test_a_package_that_does_not_run_is_a_note_in_one_line(tmp_path):
+    """The package runs in a fresh process: its failure (a crash seen on an H100 in the compiling process)
+    is one line in meta.json's package_run, and the capture keeps its artifacts."""
+    torch = pytest.importorskip("torch")
+    from compile_viz.capture.aoti import run_package
+
+    (tmp_path / "logs").mkdir()
+    pt2 = tmp_path / "model.pt2"
+    pt2.write_bytes(b"not a package")
+    ran = run_package(torch, pt2, [(torch.randn(2, 3),)], run_dir=tmp_path)
+    assert ran["status"] == "failed" and "\n" not in ran["reason"]
+    assert ran["reason"].startswith("the package did not run in a fresh process: exited with code 1: ")
+    assert (tmp_path / "logs" / "package_run.txt").read_text()

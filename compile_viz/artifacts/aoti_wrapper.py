@@ -46,6 +46,8 @@ EMPTY = re.compile(r"^AOTI_TORCH_ERROR_CODE_CHECK\(aoti_torch_empty_strided\(\d+
                    r"cached_torch_dtype_(\w+), cached_torch_device_type_(\w+),.*&(\w+)_handle\)\);")
 REUSE = re.compile(r"^auto (\w+) = std::move\((\w+)\);\s*// reuse")
 SHIM_CALL = re.compile(r"^AOTI_TORCH_ERROR_CODE_CHECK\((aoti_torch_\w+)\((.*)\)\);$")
+BARE_SHIM_CALL = re.compile(r"^(aoti_torch_\w+)\((.*)\);$")  # unchecked: the copy of a misaligned input
+REASSIGN = re.compile(r"^\w+ = std::move\(")  # `arg41_1 = std::move(RAIIAtenTensorHandle(arg41_1_aligned));`
 PROXY_CALL = re.compile(r"^(aoti_torch_proxy_executor_call_function)\((.*)\);$")
 CALL = re.compile(r"^(?:call_)?(\w+)\((.*)\);$")
 RETURN = re.compile(r"^output_handles\[(\d+)\] = (\w+)\.release\(\);")
@@ -59,6 +61,7 @@ QUIET = (
     "AtenTensorHandle ", "RAIIAtenTensorHandle ", "inputs.clear()", "__check_inputs_outputs(", "if (", "}", "{",
     "[[maybe_unused]] auto& kernels", "AOTICudaStreamGuard", "AOTIXpuStreamGuard", "auto inputs =", "static constexpr",
     "int64_t ", "int32_t ", "double ", "float ", "bool ", "auto ", "const ", "return", "else", "for (", "#",
+    "AOTI_TORCH_WARN(", "AOTI_TORCH_CHECK(",
 )
 
 
@@ -215,7 +218,7 @@ class _Wrapper:
         if m := RETURN.match(s):
             self.returns.append(m.group(2))
             return False
-        if (m := SHIM_CALL.match(s)) or (m := PROXY_CALL.match(s)):
+        if (m := SHIM_CALL.match(s)) or (m := PROXY_CALL.match(s)) or (m := BARE_SHIM_CALL.match(s)):
             if SHIM_QUIET.match(m.group(1)):
                 for name in HANDLE_OUT.findall(m.group(2)):
                     self.known.add(name)
@@ -225,7 +228,7 @@ class _Wrapper:
         if (m := CALL.match(s)) and (name := m.group(1)) in self.names:
             self._launch(name, False, m.group(2), lineno, pending)
             return True
-        if s.startswith(QUIET) or s.endswith(".reset();") or DECLARATION.match(s):
+        if s.startswith(QUIET) or s.endswith(".reset();") or DECLARATION.match(s) or REASSIGN.match(s):
             return False
         self.warn(lineno, "statement in run_impl not understood", s)
         return False

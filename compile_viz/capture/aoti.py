@@ -102,12 +102,53 @@ def compile_package(torch, ep, *, run_dir: Path, options: dict) -> Path:
     return Path(path)
 
 
-def run_package(torch, path: Path, calls: list[tuple], device: str) -> None:
-    """Load the compiled package and call it on each input set (the capture's own model, in the child)."""
-    runner = torch._inductor.aoti_load_package(str(path))
-    with torch.no_grad():
-        for args in calls:
-            runner(*args)
-    if device.startswith("cuda"):
-        torch.cuda.synchronize()
+# The package run in a fresh process, as a deployment would load it: its own crash (a SIGSEGV was seen
+# loading a CUDA package in the process that compiled it, torch 2.11 on an H100) is a note, not a lost capture.
+RUN_PACKAGE = """
+import faulthandler, sys, torch
+faulthandler.enable()
+runner = torch._inductor.aoti_load_package(sys.argv[1])
+calls = torch.load(sys.argv[2], weights_only=True)
+with torch.no_grad():
+    for args in calls:
+        runner(*args)
+if torch.cuda.is_available():
+    torch.cuda.synchronize()
+"""
+RUN_TIMEOUT_S = 300
 
+
+def run_package(torch, path: Path, calls: list[tuple], *, run_dir: Path) -> dict:
+    """Load the compiled package in a fresh process and call it on each input set; return
+    {"status": "ok" | "failed", "s": seconds, "reason": one line when it failed}."""
+    import subprocess
+    import sys
+    import time
+
+    from compile_viz.capture.process import file_tail
+    from compile_viz.capture.reasons import signal_name
+
+    inputs = path.with_name("aoti_inputs.pt")
+    torch.save([tuple(args) for args in calls], inputs)
+    env = {k: v for k, v in os.environ.items() if k not in ("TORCH_TRACE", "TORCH_COMPILE_DEBUG")}  # writes nothing
+    log = run_dir / "logs" / "package_run.txt"
+    t = time.monotonic()
+    try:
+        with open(log, "wb") as out:
+            proc = subprocess.run([sys.executable, "-c", RUN_PACKAGE, str(path), str(inputs)], env=env,
+                                  stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S)
+        code = proc.returncode
+    except subprocess.TimeoutExpired:
+        code = None
+    seconds = round(time.monotonic() - t, 3)
+    if code == 0:
+        return {"status": "ok", "s": seconds}
+    if code is None:
+        why = f"timed out after {RUN_TIMEOUT_S} s"
+    elif code < 0:
+        why = f"died from {signal_name(-code)}"
+    else:
+        last = next((ln for ln in reversed(file_tail(log, 4000).splitlines()) if ln.strip()), "")
+        why = f"exited with code {code}: {last}"
+    return {"status": "failed", "s": seconds,
+            "reason": one_line(f"the package did not run in a fresh process: {why} (logs/package_run.txt)")}

@@ -10,6 +10,7 @@ stdin (see warm.py); stdin closed without a request: it removes its run folder a
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import gc
 import json
 import logging
@@ -168,10 +169,11 @@ def _export_and_package(torch, spec, settings: dict, opts: CaptureOptions, resul
     package = aoti.compile_package(torch, ep, run_dir=run_dir, options=opts.inductor_dict)
     timings["compile_s"] = round(time.monotonic() - t, 3)
     result["package"] = aoti.PACKAGE
-    emit("running", f"the package on {len(calls)} input set{'s' * (len(calls) > 1)}")
-    t = time.monotonic()
-    aoti.run_package(torch, package, calls, device)
-    timings["later_calls_s"] = [round(time.monotonic() - t, 3)]
+    emit("running", f"the package on {len(calls)} input set{'s' * (len(calls) > 1)}, in a fresh process")
+    result["package_run"] = ran = aoti.run_package(torch, package, calls, run_dir=run_dir)
+    timings["package_run_s"] = ran["s"]
+    if ran["status"] != "ok":
+        emit("running", ran["reason"])
 
 
 def _compile_and_run(torch, spec, settings: dict, opts: CaptureOptions, result: dict) -> None:
@@ -286,6 +288,7 @@ def wait_warm() -> tuple[str | None, dict]:
 
 def main(argv: list[str]) -> int:
     global T0
+    faulthandler.enable()  # a crash in native code leaves the Python stack in logs/stderr.txt
     result: dict[str, Any] = {"status": "failed", "reason": None, "timings": {},
                               "graph_breaks": [], "recompiles": []}
     request_path = argv[0]

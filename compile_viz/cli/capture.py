@@ -96,6 +96,8 @@ def cmd_capture(args) -> int:
     run = capture_interruptibly(args.model, options, store)
     if not run.ok:
         print(f"compile-viz: capture failed: {run.reason}", file=sys.stderr)
+    elif (run.meta.get("package_run") or {}).get("status") == "failed":  # --aoti: compiled, but did not run
+        print(f"compile-viz: {run.meta['package_run']['reason']}", file=sys.stderr)
     elif line := measure_line(run.meta):
         print(line)
     print(run.path)
