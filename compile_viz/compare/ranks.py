@@ -20,9 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compile_viz.artifacts.discover import DiscoveryError
-from compile_viz.artifacts.trace.discover import trace_logs
+from compile_viz.artifacts.trace.discover import parse_logs, trace_logs
 from compile_viz.artifacts.trace.model import CompileRecord, TraceGraph, TraceLog
-from compile_viz.artifacts.trace.read import parse_trace
 from compile_viz.compare.sides import CompareError, run_path
 
 OP = re.compile(r"torch\.ops\.([\w.]+)")
@@ -267,4 +266,4 @@ def rank_logs(ref: str, store=None) -> list[TraceLog]:
     if not logs:
         raise CompareError(f"{ref} holds no TORCH_TRACE log: record the job with `compile-viz record -- torchrun ...` "
                            "or give the folder of its dedicated_log_torch_trace_rank_*.log files")
-    return [parse_trace(data, path=name) for name, data in logs]
+    return parse_logs(logs)  # big logs: indexed once (and kept), in forked copies, payloads left in the file

@@ -118,7 +118,6 @@ def time_report(path: str, *, parse: DebugParse | None = None, logs=None) -> Tim
 
 def _trace_logs(path: str) -> list:
     """The run's TORCH_TRACE logs (its trace/, not its debug tree), read; [] when it has none."""
-    from compile_viz.artifacts.trace.discover import trace_logs
-    from compile_viz.artifacts.trace.read import parse_trace
+    from compile_viz.artifacts.trace.discover import parse_logs, trace_logs
 
-    return [parse_trace(data, path=name) for name, data in trace_logs(path, skip_dirs=("debug",))]
+    return parse_logs(trace_logs(path, skip_dirs=("debug",)))
