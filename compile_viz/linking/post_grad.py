@@ -97,7 +97,19 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
             sets[i] = set().union(*(of(n) for n in sets[i]))
         for i in biased:
             sets[i] = sets[i].union(*(origins.of_call(n) for n in sets[i] if n in known and is_conv_with_bias(known[n])))
+    # constants (a `full` with no inputs) are never realized: Inductor inlines them into every
+    # kernel that reads them, which lists them among its origins (one zero shared by a backward's
+    # seventeen threshold_backward kernels); a template lists them, the other ways do not
+    for i, la in enumerate(launches):
+        if not la.is_extern and evidence[i] in (STRUCTURE, ORDER, COMMENTS) and sets[i]:
+            sets[i] |= {a for n in sets[i] if n in known for a in known[n].args
+                        if (c := known.get(a)) is not None and c.op == "call_function" and not c.args
+                        and op_name(c.target) in CONSTANT_OPS}
     return sets, evidence
+
+
+# ops that make a constant from nothing, inlined wherever they are read
+CONSTANT_OPS = {"full", "scalar_tensor"}
 
 
 class _Closure:
