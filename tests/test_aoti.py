@@ -109,15 +109,39 @@ def test_a_package_with_a_path_outside_the_archive_is_refused_in_one_line(tmp_pa
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "refused" in r.stderr
 
 
-def test_jit_and_aot_runs_of_one_model_compare():
-    diff = diff_runs(load_side(str(JIT_RUN)), load_side(str(AOTI_RUN)))
+H100 = {name: FIXTURES / "aoti" / f"{name}_h100.zip" for name in
+        ("gpt2_infer_jit", "gpt2_infer_aoti", "bert_mask_jit", "bert_mask_aoti")}
+
+
+@pytest.mark.parametrize("jit, aot, launches", [(JIT_RUN, AOTI_RUN, 21),
+                                                (H100["gpt2_infer_jit"], H100["gpt2_infer_aoti"], 20),
+                                                (H100["bert_mask_jit"], H100["bert_mask_aoti"], 24)],
+                         ids=["gpt2_cpu", "gpt2_h100", "bert_h100"])
+def test_jit_and_aot_runs_of_one_model_compare_launch_for_launch(jit, aot, launches):
+    """The same kernels, launched from C++ instead of Python, extern calls through the C shim. Nodes are
+    known by op alone across the two tracers: Dynamo names the model's line for a torch module's node
+    (modeling_bert.py's self.query(...)), export the line inside torch (linear.py:134)."""
+    diff = diff_runs(load_side(str(jit)), load_side(str(aot)))
     (gm,) = diff.graphs
-    counts = gm.counts()
-    # the same C++ kernels, launched from C++ instead of Python; what stays apart is the two tracers' source
-    # lines for the cumsum and the lm_head's mm (Dynamo: the caller's line; export: torch's linear.py)
-    assert counts == {"same": 19, "only_in_a": 2, "only_in_b": 2}, counts
-    kinds = {(r.kernel, g.cls) for g in gm.groups for r in g.b if r.kernel.startswith("aoti_torch_")}
-    assert kinds, "the AOT side's shim calls are in the comparison"
+    assert gm.counts() == {"same": launches}, gm.counts()
+    shim = {(ra.kernel, rb.kernel) for g in gm.groups for ra, rb in zip(g.a, g.b, strict=True)
+            if rb.kernel.startswith("aoti_torch_")}
+    assert shim and all(a.startswith(("extern_kernels.", "aten.")) for a, _ in shim), shim
+
+
+def test_an_h100_aoti_capture_of_a_transformers_model_has_triton_kernels_linked():
+    for name, triton_kernels in (("gpt2_infer_aoti", 8), ("bert_mask_aoti", 5)):
+        parse = parse_path(str(H100[name]))
+        (g,) = parse.graphs
+        assert not g.warnings and not parse.warnings
+        kernels = g.output_code.kernels
+        assert len(kernels) == triton_kernels and all(k.backend == "triton" and "@triton.jit" in k.source
+                                                      for k in kernels)
+        index = build_index(g)
+        assert all(la.evidence == "provenance" and la.fx_nodes and la.source_lines for la in index.launches)
+        assert {la.kernel for la in index.launches if la.is_extern} >= {"aoti_torch_cuda_mm_out"}
+        meta = json.loads(_member(H100[name], "meta.json"))  # captured before the package ran in its own process
+        assert meta["reason"] == "child process died from SIGSEGV while running"
 
 
 VIEWER = """
@@ -145,6 +169,22 @@ def test_the_viewer_opens_an_aot_run_on_a_launch_with_its_kernel(app_store, sour
     run = import_path(app_store, source).run
     at = run_app(VIEWER, run=run.id, launch="1")
     no_errors(at)
+    _viewer_checks(at, source, kernel)
+
+
+def test_the_viewer_opens_the_h100_aoti_capture_of_gpt2_on_a_triton_kernel(app_store):
+    from test_app_fixtures import run_app
+
+    run = app_store.import_zip(H100["gpt2_infer_aoti"])
+    at = run_app(VIEWER, run=run.id, launch="1")
+    assert not at.exception and [e.value for e in at.error] == [
+        "This run failed: child process died from SIGSEGV while running"]  # the package's run, not the compile
+    assert at.query_params["graph"] == "model___0.0"
+    assert "triton_red_fused_add_arange_embedding_native_layer_norm" in repr(at._tree)
+    assert any(e.label.startswith("Exported program (torch.export): 1 user input, 29 parameters") for e in at.expander)
+
+
+def _viewer_checks(at, source, kernel) -> None:
     assert at.query_params["graph"] in ("model___0.0", "[] inference")
     assert kernel in repr(at._tree)
     labels = [e.label for e in at.expander if e.label.startswith("Exported program")]

@@ -33,13 +33,16 @@ from compile_viz.measurements import GraphCosts
 Key = tuple
 
 
-def node_keys(fx: FxGraph | None) -> dict[str, tuple[Key, Key]]:
+def node_keys(fx: FxGraph | None, *, sources: bool = True) -> dict[str, tuple[Key, Key]]:
     """Return FX node name -> two keys that name the same node in another run of the same model.
 
     One says where the node comes from: (op, target, source file name, line, occurrence among
     nodes alike in all four); it survives nodes added elsewhere. The other says which op it is:
     (op, target, source file name, occurrence among those); it survives source lines that moved
     within a file, and never pairs two models written in different files.
+    `sources=False` leaves the source out of both (op, target, occurrence): for a graph Dynamo
+    traced against one torch.export traced, whose nodes name other lines for the same code
+    (Dynamo the model's call of a torch module, export the line inside torch's module).
     """
     if fx is None:
         return {}
@@ -47,7 +50,7 @@ def node_keys(fx: FxGraph | None) -> dict[str, tuple[Key, Key]]:
     ops: Counter = Counter()
     keys = {}
     for n in fx.nodes:
-        src = n.source
+        src = n.source if sources else None
         file = os.path.basename(src.file) if src else ""
         where, what = (n.op, n.target, file, src.line if src else 0), (n.op, n.target, file)
         keys[n.name] = (("at", *where, at[where]), ("op", *what, ops[what]))
@@ -56,12 +59,13 @@ def node_keys(fx: FxGraph | None) -> dict[str, tuple[Key, Key]]:
     return keys
 
 
-def launch_keys(graph: GraphParse, index: GraphIndex) -> list[tuple[dict[Key, str], str]]:
+def launch_keys(graph: GraphParse, index: GraphIndex, *, sources: bool = True) -> list[tuple[dict[Key, str], str]]:
     """Return, per launch, (key -> the node's name in this run, the basis: nodes | lines | name).
 
-    AOT nodes when the launch has them, else post-grad nodes, else its source lines.
+    AOT nodes when the launch has them, else post-grad nodes, else its source lines (node keys
+    without their source when `sources` is False: see node_keys).
     """
-    aot, post = node_keys(graph.aot_graph), node_keys(graph.post_grad_graph)
+    aot, post = node_keys(graph.aot_graph, sources=sources), node_keys(graph.post_grad_graph, sources=sources)
     out = []
     for la in index.launches:
         if la.fx_nodes or la.post_grad_nodes:
@@ -176,8 +180,11 @@ def match_graph(a: tuple[GraphParse, GraphIndex, GraphCosts | None] | None,
     """Return the groups of launches of two graphs (either may be None: all its counterpart's launches are alone)."""
     la = list(a[1].launches) if a else []
     lb = list(b[1].launches) if b else []
-    ka = launch_keys(a[0], a[1]) if a else []
-    kb = launch_keys(b[0], b[1]) if b else []
+    # a JIT graph against an exported one (torch.export, then AOTInductor): their tracers name other
+    # source lines for the same node, so nodes are known by op alone
+    sources = not (a and b and (a[0].exported_program is None) != (b[0].exported_program is None))
+    ka = launch_keys(a[0], a[1], sources=sources) if a else []
+    kb = launch_keys(b[0], b[1], sources=sources) if b else []
     union = _Union(len(la) + len(lb))
     keys_a, keys_b, kinds_a, kinds_b = [k for k, _ in ka], [k for k, _ in kb], [x.kind for x in la], [x.kind for x in lb]
     for i, j in _links(_scores(keys_a, kinds_a, keys_b, kinds_b), _scores(keys_b, kinds_b, keys_a, kinds_a)):
