@@ -141,6 +141,10 @@ class Origins:
             reads = {n.name} | (set(self.reads.get(n.args[2], {n.args[2]})) if op not in REDUCTIONS else set())
         node_users = users.get(n.name, ())
         if op_name(n.target) in VIEW_OPS:
+            if "output" in node_users and op_name(n.target) == "expand":
+                # a graph output keeps eager's strides: an overlapping (expanded) view is copied
+                # into a buffer of its own (require_stride_order), which its consumers then read
+                return True, frozenset((n.name,))
             # a view realized for its users realizes its base, but stays a view: `gather_origins`
             # counts it unrealized and hands on the origins it was made with
             return False, frozenset(reads)

@@ -36,7 +36,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     matcher = Matcher(post, users, known, order)
     oc = graph.output_code
     first_seen: set[str] = set()
-    closure = _Closure(post, launches, placement)
+    closure = _Closure(post, launches, placement, users)
     templates: dict[str, list[str]] = {}  # kernel -> _template, the same for all its launches
     # (kernel, its launch's comment in call()) -> the launch's nodes: launches of one kernel made
     # in one lowering (the query, key and value copies an attention call realizes) have the same
@@ -117,12 +117,13 @@ class _Closure:
     buffers its fusion group reads (graph inputs, or what earlier launches wrote), in graph
     order. Extern ops (mm, addmm, fallbacks) are left to the extern calls."""
 
-    def __init__(self, post: FxGraph, launches, placement) -> None:
+    def __init__(self, post: FxGraph, launches, placement, users: dict[str, list[str]]) -> None:
         self.nodes = post.nodes
         self.launches = launches
         self.inputs = {n.name for n in post.nodes if n.op in ("placeholder", "get_attr")}
         self.done = set(self.inputs)
         self.placement = placement
+        self.users = users
         self.sets: dict[int, set[str]] = {}
 
     # What only next_kernel and view_inputs need: not built when the provenance JSON or the
@@ -137,7 +138,10 @@ class _Closure:
 
     @cached_property
     def views(self) -> set[str]:
-        return {n.name for n in self.nodes if n.op == "call_function" and _is_view(n)}
+        # but an expanded view the graph returns: copied into a buffer of its own (origins.py)
+        users = self.users
+        return {n.name for n in self.nodes if n.op == "call_function" and _is_view(n)
+                and not (op_name(n.target) == "expand" and "output" in users.get(n.name, ()))}
 
     @cached_property
     def remaining(self) -> list[tuple[str, frozenset[str]]]:
