@@ -91,8 +91,8 @@ def _not_user(filename: str) -> bool:
 
 
 def compile_package(torch, ep, *, run_dir: Path, options: dict) -> Path:
-    """aoti_compile_and_package the program into a scratch .pt2; keep its text members in the run's
-    package/model.pt2; return the scratch package's path (deleted by the caller when done)."""
+    """aoti_compile_and_package the program into a whole .pt2 in inductor_cache/ (which the runner
+    deletes after the child); keep its text members in the run's package/model.pt2; return the whole one."""
     scratch = run_dir / "inductor_cache" / "aoti_package.pt2"  # the runner deletes inductor_cache/
     scratch.parent.mkdir(parents=True, exist_ok=True)
     path = torch._inductor.aoti_compile_and_package(ep, package_path=str(scratch), inductor_configs=options or None)
