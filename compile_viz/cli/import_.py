@@ -1,4 +1,4 @@
-"""`compile-viz import PATH`: a run zip, or a TORCH_TRACE log or folder, made a stored run."""
+"""`compile-viz import PATH`: a run zip, a TORCH_TRACE log or folder, or a .pt2, made a stored run."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from compile_viz.trace_import import import_path
 
 
 def register(sub) -> None:
-    p = sub.add_parser("import", help="import a run zip, or a TORCH_TRACE log or folder, into the store")
+    p = sub.add_parser("import", help="import a run zip, a TORCH_TRACE log or folder, or a .pt2, into the store")
     p.add_argument("path", metavar="PATH",
                    help="a run zip from `compile-viz export`; a TORCH_TRACE log (plain or .gz), a folder of "
-                        "them (one per rank; a torch_compile_debug tree beside them comes too) or a zip of one")
+                        "them (one per rank; a torch_compile_debug tree beside them comes too) or a zip of one; "
+                        "a .pt2 of aoti_compile_and_package or torch.export.save (read as data, its text kept)")
     p.add_argument("--home")
     p.set_defaults(func=run)
 
