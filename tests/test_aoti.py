@@ -444,3 +444,14 @@ def test_a_package_that_does_not_run_is_a_note_in_one_line(tmp_path):
     assert ran["status"] == "failed" and "\n" not in ran["reason"]
     assert ran["reason"].startswith("the package did not run in a fresh process: exited with code 1: ")
     assert (tmp_path / "logs" / "package_run.txt").read_text()
+
+
+def test_parse_json_of_an_aot_run_has_the_signature():
+    r = compile_viz_cli("parse", "--json", str(AOTI_RUN))
+    (g,) = json.loads(r.stdout)["graphs"]
+    ep = g["exported_program"]
+    assert ep["inputs"][0] == {"name": "p_transformer_wte_weight", "kind": "PARAMETER",
+                               "target": "transformer.wte.weight", "persistent": None}
+    assert ep["outputs"] == [{"name": "linear", "kind": "USER_OUTPUT", "target": ""}]
+    r = compile_viz_cli("parse", "--json", str(JIT_RUN))
+    assert "exported_program" not in json.loads(r.stdout)["graphs"][0]  # a JIT graph's document is as it was

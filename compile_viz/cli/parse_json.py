@@ -154,6 +154,17 @@ def _graph_rest(g: GraphParse) -> dict:
         ],
         "warnings": [str(w) for w in g.warnings],
         "fusion_decisions": fusion_json(g.fusion_decisions),
+        # ahead of time only (a JIT graph's document is as it was): the exported program's signature
+        **({"exported_program": exported_json(g.exported_program)} if g.exported_program is not None else {}),
+    }
+
+
+def exported_json(ep) -> dict:
+    """An exported program's graph signature: inputs (name, kind, target, persistent), outputs, range constraints."""
+    return {
+        "inputs": [{"name": i.name, "kind": i.kind, "target": i.target, "persistent": i.persistent} for i in ep.inputs],
+        "outputs": [{"name": o.name, "kind": o.kind, "target": o.target} for o in ep.outputs],
+        "range_constraints": ep.range_constraints,
     }
 
 
