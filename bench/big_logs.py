@@ -87,6 +87,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-tlparse", action="store_true")
     ap.add_argument("--tlparse", default=shutil.which("tlparse") or str(BIN / "tlparse"))
+    ap.add_argument("--browser", action="store_true", help="also open the run in Chromium (the app served)")
     args = ap.parse_args()
     logs = sorted(str(p) for p in Path(args.trace_dir).iterdir() if p.is_file())
     size = sum(os.path.getsize(f) for f in logs)
@@ -126,10 +127,13 @@ def main() -> None:
             print(f"| {name} | {med:.2f} ({min(walls):.2f}-{max(walls):.2f}) | {med / read:.2f}x | "
                   f"{statistics.median(c for _, c, _ in vals):.2f} | {max(p for _, _, p in vals):.0f} | "
                   f"{notes.get(name, '')} |")
+        run = next((work / "home0" / "runs").iterdir())
         try:
-            app_view(next((work / "home0" / "runs").iterdir()), work / "home0", work / "cache0")
+            app_view(run, work / "home0", work / "cache0")
         except ImportError:
             print("\nViewer page: not timed (no streamlit here)")
+        if args.browser:
+            browser_view(run, work / "home0", work / "cache0")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -151,6 +155,50 @@ def app_view(run: Path, home: Path, cache: Path) -> None:
     errors = [e.value for e in (*at.exception, *at.error)]
     print(f"\nViewer page (AppTest, app.py?run={run.name}): first script run {first:.2f} s, rerun {again:.2f} s"
           + (f"; errors: {errors}" if errors else ""))
+
+
+def browser_view(run: Path, home: Path, cache: Path) -> None:
+    """The Viewer in Chromium (Playwright) on the imported run, the app served by streamlit: the
+    first view of the biggest graph of rank 3, then another rank's graph, then a reload."""
+    import urllib.parse
+
+    sys.path.insert(0, str(REPO / "tests"))
+    from test_browser import chromium_page, start_streamlit
+
+    sys.path.insert(0, str(REPO))
+    from compile_viz.artifacts import parse_path
+    from compile_viz.artifacts.trace.index import LAZY_FILE_BYTES
+
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    parse = parse_path(str(run), lazy_above=LAZY_FILE_BYTES)
+    ids = sorted(parse.graphs, key=lambda g: parse.pending[g.id].size)
+    big = next(g.id for g in reversed(ids) if g.id.startswith("rank 3 "))
+    other = next(g.id for g in reversed(ids) if g.id.startswith("rank 1 "))
+    env = {**os.environ, "COMPILE_VIZ_HOME": str(home), "XDG_CACHE_HOME": str(cache), "COMPILE_VIZ_WARM": "0"}
+    with tempfile.TemporaryFile("w+") as log:
+        proc, url = start_streamlit(REPO, env, log)
+        try:
+            if url is None:
+                raise SystemExit("streamlit did not start")
+            out = REPO / "test-artifacts"
+            out.mkdir(exist_ok=True)
+            with chromium_page(1300) as page:
+                times = []
+                for rank, gid in ((3, big), (1, other)):
+                    t = time.monotonic()
+                    page.goto(f"{url}/?run={run.name}&rank={rank}&graph={urllib.parse.quote(gid)}")
+                    page.wait_for_selector(".cv-graph svg", state="attached", timeout=120_000)
+                    times.append(time.monotonic() - t)
+                page.screenshot(path=str(out / "big_logs_viewer.png"), full_page=True)
+                t = time.monotonic()
+                page.reload()
+                page.wait_for_selector(".cv-graph svg", state="attached", timeout=120_000)
+                again = time.monotonic() - t
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    print(f"Viewer in Chromium: {big}: first view {times[0]:.2f} s (the server's first page: the run "
+          f"opened from its index); {other}: {times[1]:.2f} s; reload {again:.2f} s")
 
 
 if __name__ == "__main__":
