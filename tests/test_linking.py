@@ -121,6 +121,9 @@ KNOWN_MISMATCHES = """Fixed by rules, each class the issue named (with the launc
 - fallbacks and seeds: topk, histc and _grouped_mm by the one-tensor-out rule (Qwen2-MoE launches
   17, 19, 22); `randint.low_out` (the seeds of a training graph's dropouts) is a one-tensor call
   too, placed on its `inductor_seeds` node (gpt2_train launch 1, T5, OLMoE: all agree).
+- a kernel that adds a convolution's bias in place: its buffer reuses the convolution's
+  (`buf88 = buf87; del buf87  # reuse`) and holds what the convolution wrote, so the instance fed
+  that convolution is taken (UNet launch 54).
 - an attention mask the graph returns for the backward (T5's decoder, model__2_forward_7.2
   launches 19, 41): an expanded view that is a graph output is copied into a buffer of its own,
   so the attention calls reading it list none of the mask's nodes.
@@ -146,8 +149,8 @@ Left, and why (PyTorch's own record is arguable or out of reach there):
   origins, resnet.py:103 being where that one zero was made.)
 - Qwen2-MoE launches 48 and 50: the second layer's expert-routing kernels differ from the first
   layer's in the nodes their templates do not name, and fall back to the call()'s names.
-- UNet launch 54 (a convolution bias kernel launched three times: we pick another convolution's
-  instance) and 65; wav2vec2 launch 11 (the weight norm's pow/sum feeding the convolution: PyTorch
+- UNet launch 65 (the second launch of a layout copy: no instance of its sub-graph is found and
+  it gets no nodes); wav2vec2 launch 11 (the weight norm's pow/sum feeding the convolution: PyTorch
   lists the convolution alone); the GAT scatter kernel's second launch (pyg_gcn_gat model__7
   launch 4: its self-loop and softmax sub-graph is not found again).
 

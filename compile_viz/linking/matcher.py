@@ -49,14 +49,19 @@ class Matcher:
             self.taken.setdefault(key, set()).update(names)
 
     # extern calls --------------------------------------------------------------------------
-    def available(self, la: KernelLaunch, written: dict[str, set[str]], elements: dict[str, tuple[str, str]]) -> set[str]:
+    def available(self, la: KernelLaunch, written: dict[str, set[str]], elements: dict[str, tuple[str, str]],
+                  reuses: dict[str, str] | None = None) -> set[str]:
         """What launch `la` is passed: graph inputs by name; buffers as the nodes of the launches
         that wrote them (`written`) and their tuple elements; an element buffer of a call's
-        tuple (`buf16 = buf15[0]`, in `elements`) as that element alone. A buffer no earlier
-        launch wrote is one it writes."""
+        tuple (`buf16 = buf15[0]`, in `elements`) as that element alone; a buffer that reuses
+        another (`buf88 = buf87; del buf87  # reuse`) as what that one held, which a kernel
+        updating it in place reads (a convolution's bias added to its result). A buffer no
+        earlier launch wrote is one it writes."""
         avail: set[str] = set()
         users, nodes = self.users, self.nodes
         for b in la.buffers:
+            while reuses and b not in written and b in reuses:
+                b = reuses[b]
             if b in written:
                 for n in written[b]:
                     avail.add(n)
@@ -210,9 +215,11 @@ class Matcher:
         computed them; a matrix multiply's or convolution's inputs are its extern call's."""
         inside = set(names)
         out: set[str] = set()
+        extern: set[str] = set()  # read from its extern call's buffer (the convolution whose bias it adds)
         for name in names:
             node = self.nodes[name]
             if op_name(node.target) in MATMULS:
+                extern.add(name)
                 continue
             for a in node.args:
                 if a in inside or (arg := self.nodes.get(a)) is None or arg.dtype == "Sym":
@@ -222,7 +229,7 @@ class Matcher:
                 else:
                     out.add(a)
         nodes = self.nodes  # an element of a tuple computed inside is inside
-        return frozenset(x for x in out - inside
+        return extern | frozenset(x for x in out - inside
                          if not (nodes[x].target == "operator.getitem" and nodes[x].args[:1] and nodes[x].args[0] in inside))
 
     def _with_elements(self, template: list[str]) -> set[str]:

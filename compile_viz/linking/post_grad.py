@@ -44,13 +44,14 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     siblings: dict[tuple, set[str]] = {}
     written: dict[str, set[str]] = {}  # buffer -> the nodes of the launch that wrote it
     elements = _elements(oc)
+    reuses = {a.name: a.reused_from for a in (oc.allocations if oc is not None else ()) if a.kind == "reuse"}
     seen: set[str] = set()  # buffers passed so far
     for i, la in enumerate(launches):
         said = (la.kernel, la.comments.source_nodes, la.comments.original_aten)
         if evidence[i]:
             first_seen.add(la.kernel)
         elif la.is_extern:
-            sets[i], evidence[i] = matcher.extern(la, matcher.available(la, written, elements)), ORDER
+            sets[i], evidence[i] = matcher.extern(la, matcher.available(la, written, elements, reuses)), ORDER
         else:
             template = templates.get(la.kernel)
             if template is None:
@@ -61,7 +62,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
             elif la.comments.source_nodes and said in siblings:
                 sets[i], evidence[i] = set(siblings[said]), COMMENTS
             elif template and (found := matcher.repeat(la.kernel, template, la.buffers,
-                                                       matcher.available(la, written, elements))):
+                                                       matcher.available(la, written, elements, reuses))):
                 sets[i], evidence[i] = found, STRUCTURE
             elif hinted := {n for n in la.comments.source_nodes if n in known}:
                 sets[i], evidence[i] = hinted, COMMENTS
