@@ -126,3 +126,51 @@ def test_map_forked_keeps_the_order():
 
 def _square(i: int) -> int:
     return i * i
+
+
+def test_pages_on_a_run_whose_graphs_open_one_by_one(monkeypatch, tmp_path):
+    """The Viewer (rank picker, a graph of each rank), the Compiles page and the Compare page on an
+    imported 4-rank run read as a big one: logs mapped, graphs parsed when opened."""
+    corpus_required()
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+    from test_app_fixtures import no_errors
+
+    from compile_viz.store import RunStore
+    from compile_viz.trace_import import import_path
+    from compile_viz.ui import loaders
+
+    monkeypatch.setattr(index, "LAZY_FILE_BYTES", 0)
+    monkeypatch.setattr(read, "LAZY_PAYLOAD_BYTES", 0)
+    monkeypatch.setattr(loaders, "LAZY_FILE_BYTES", 0)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("COMPILE_VIZ_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COMPILE_VIZ_WARM", "0")
+    logs = tmp_path / "job"
+    shutil.copytree(TLPARSE / "multi_rank_logs", logs)
+    run = import_path(RunStore(tmp_path / "home"), logs).run
+    assert os.path.samefile(run.path / "trace" / "dedicated_log_torch_trace_rank_1.log",
+                            logs / "dedicated_log_torch_trace_rank_1.log")  # linked, not copied
+    st.cache_resource.clear()
+    try:
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.query_params["run"] = run.id
+        at.run()
+        no_errors(at)
+        assert isinstance(loaders.load_parse(run.id).pending, dict) and loaders.load_parse(run.id).pending
+        assert at.selectbox[0].options == ["rank 1 (15 graphs)", "rank 3 (7 graphs)"]
+        at.selectbox[0].set_value(3).run()
+        no_errors(at)
+        assert at.selectbox[1].value.startswith("rank 3 [") and at.selectbox[1].options[0].startswith("rank 3 · ")
+        assert len(loaders.load_parse(run.id).opened) >= 2  # one graph of each rank parsed, no more than shown
+        for page in ("compile_viz/ui/compiles_page.py",):
+            at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+            at.query_params["run"] = run.id
+            at.switch_page(page).run()
+            no_errors(at)
+        at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+        at.query_params.update(run=run.id, compare=run.id, rank="1", compare_rank="3")
+        at.run()
+        no_errors(at)
+    finally:
+        st.cache_resource.clear()
