@@ -174,3 +174,12 @@ def test_pages_on_a_run_whose_graphs_open_one_by_one(monkeypatch, tmp_path):
         no_errors(at)
     finally:
         st.cache_resource.clear()
+
+
+def test_the_cache_keeps_the_most_recent_indexes(lazy, tmp_path, monkeypatch):
+    monkeypatch.setattr(index_cache, "KEPT", 2)
+    logs = _logs(tmp_path)[:3]
+    for path in logs:
+        index_cache.save(str(path), read.parse_trace(map_log(str(path)), path=path.name))
+    assert len(os.listdir(index_cache.cache_dir())) == 2
+    assert index_cache.load(str(logs[-1]), logs[-1].name) is not None

@@ -25,6 +25,7 @@ from compile_viz.artifacts.trace.index import PayloadSpan
 from compile_viz.artifacts.trace.model import CompileRecord, Payload, Phase, TraceGraph, TraceLog
 
 SCHEMA = 1
+KEPT = 64  # indexes kept in the cache folder, the most recent
 CLASSES = {c.__name__: c for c in (TraceLog, CompileRecord, TraceGraph, Payload, PayloadSpan, Phase, StackFrame,
                                    ParseWarning)}
 CLS, TUPLE, RAW = "\0c", "\0t", "\0j"  # tags no key of a logged metrics dict starts with
@@ -76,8 +77,16 @@ def save(path: str, log: TraceLog) -> None:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump({"key": key[1], "log": _encode(log)}, fh, separators=(",", ":"))
         os.replace(tmp, key[0])
+        _prune()
     except (OSError, TypeError, ValueError):
         pass
+
+
+def _prune() -> None:
+    """Keep the KEPT most recently written indexes (about 10 MB each for a 500 MB log)."""
+    entries = sorted(os.scandir(cache_dir()), key=lambda e: e.stat().st_mtime_ns, reverse=True)
+    for e in entries[KEPT:]:
+        os.unlink(e.path)
 
 
 def _encode(x):
