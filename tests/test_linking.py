@@ -153,7 +153,6 @@ Left, and why (PyTorch's own record is arguable or out of reach there):
   it gets no nodes); wav2vec2 launch 11 (the weight norm's pow/sum feeding the convolution: PyTorch
   lists the convolution alone); the GAT scatter kernel's second launch (pyg_gcn_gat model__7
   launch 4: its self-loop and softmax sub-graph is not found again).
-
 - gpt_small / gpt_deep backward, the first block's layer norm backward (launch 379 / 1495): its
   comment in call() names the source nodes `x` and `layer_norm` beside the four post-grad nodes
   we give it; the trace credits the launch to the embedding sum too (gpt_small.py:46, where `x`
