@@ -455,3 +455,15 @@ def test_parse_json_of_an_aot_run_has_the_signature():
     assert ep["outputs"] == [{"name": "linear", "kind": "USER_OUTPUT", "target": ""}]
     r = compile_viz_cli("parse", "--json", str(JIT_RUN))
     assert "exported_program" not in json.loads(r.stdout)["graphs"][0]  # a JIT graph's document is as it was
+
+
+@pytest.mark.slow
+def test_capture_aoti_of_a_transformers_model_runs_its_package_in_a_fresh_process(tmp_path):
+    """GPT-2 returns a transformers ModelOutput: the fresh process imports transformers.modeling_outputs
+    (the module of the package's output type) before it loads the package, or the package cannot be read."""
+    pytest.importorskip("transformers")
+    r = compile_viz_cli("capture", "tests/third_party/models.py:GPT2_INFER", "--aoti", "--device", "cpu",
+                        "--home", str(tmp_path))
+    assert r.returncode == 0, r.stderr[-2000:]
+    meta = json.loads((Path(r.stdout.strip().splitlines()[-1]) / "meta.json").read_text())
+    assert meta["status"] == "complete" and meta["package_run"]["status"] == "ok", meta.get("package_run")

@@ -105,8 +105,13 @@ def compile_package(torch, ep, *, run_dir: Path, options: dict) -> Path:
 # The package run in a fresh process, as a deployment would load it: its own crash (a SIGSEGV was seen
 # loading a CUDA package in the process that compiled it, torch 2.11 on an H100) is a note, not a lost capture.
 RUN_PACKAGE = """
-import faulthandler, sys, torch
+import faulthandler, importlib, json, sys, torch
 faulthandler.enable()
+for name in json.loads(sys.argv[3]):  # the modules of the inputs' and outputs' pytree types (transformers' outputs)
+    try:
+        importlib.import_module(name)
+    except Exception:
+        pass
 runner = torch._inductor.aoti_load_package(sys.argv[1])
 calls = torch.load(sys.argv[2], weights_only=True)
 with torch.no_grad():
@@ -118,9 +123,31 @@ if torch.cuda.is_available():
 RUN_TIMEOUT_S = 300
 
 
-def run_package(torch, path: Path, calls: list[tuple], *, run_dir: Path) -> dict:
-    """Load the compiled package in a fresh process and call it on each input set; return
-    {"status": "ok" | "failed", "s": seconds, "reason": one line when it failed}."""
+def spec_modules(ep) -> list[str]:
+    """The modules defining the pytree types of the program's inputs and outputs (a transformers
+    ModelOutput): a fresh process must import them before it can read the package's specs."""
+    found: set[str] = set()
+
+    def walk(spec) -> None:
+        kind = getattr(spec, "type", None)
+        module = getattr(kind, "__module__", None)
+        if module and module != "builtins":
+            found.add(module)
+        children = spec.children() if callable(getattr(spec, "children", None)) else spec.children_specs
+        for child in children or ():
+            walk(child)
+
+    call_spec = getattr(ep, "call_spec", None)
+    for spec in (getattr(call_spec, "in_spec", None), getattr(call_spec, "out_spec", None)):
+        if spec is not None:
+            walk(spec)
+    return sorted(found)
+
+
+def run_package(torch, path: Path, calls: list[tuple], *, run_dir: Path, modules: list[str] = ()) -> dict:
+    """Load the compiled package in a fresh process (which imports `modules` first) and call it on
+    each input set; return {"status": "ok" | "failed", "s": seconds, "reason": one line when it failed}."""
+    import json
     import subprocess
     import sys
     import time
@@ -135,7 +162,8 @@ def run_package(torch, path: Path, calls: list[tuple], *, run_dir: Path) -> dict
     t = time.monotonic()
     try:
         with open(log, "wb") as out:
-            proc = subprocess.run([sys.executable, "-c", RUN_PACKAGE, str(path), str(inputs)], env=env,
+            proc = subprocess.run([sys.executable, "-c", RUN_PACKAGE, str(path), str(inputs), json.dumps(list(modules))],
+                                  env=env,
                                   stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, timeout=RUN_TIMEOUT_S)
         code = proc.returncode
     except subprocess.TimeoutExpired:

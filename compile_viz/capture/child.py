@@ -170,7 +170,8 @@ def _export_and_package(torch, spec, settings: dict, opts: CaptureOptions, resul
     timings["compile_s"] = round(time.monotonic() - t, 3)
     result["package"] = aoti.PACKAGE
     emit("running", f"the package on {len(calls)} input set{'s' * (len(calls) > 1)}, in a fresh process")
-    result["package_run"] = ran = aoti.run_package(torch, package, calls, run_dir=run_dir)
+    result["package_run"] = ran = aoti.run_package(torch, package, calls, run_dir=run_dir,
+                                                   modules=aoti.spec_modules(ep))
     timings["package_run_s"] = ran["s"]
     if ran["status"] != "ok":
         emit("running", ran["reason"])
