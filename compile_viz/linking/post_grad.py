@@ -18,19 +18,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     """Launch index -> its post-grad nodes, and how they were found; `known` and `order`: the
     post-grad nodes by name and their positions."""
     post = graph.post_grad_graph
-    sets: list[set[str]] = [set() for _ in launches]
-    evidence = [""] * len(launches)
-    prov = graph.provenance if use_provenance else None
-    if prov is not None and prov.code_to_post:
-        once = _launched_once(launches)
-        for i, la in enumerate(launches):
-            handle = la.comments.provenance_handle or f"{la.kernel}:{i + 1}"
-            nodes = prov.code_to_post.get(handle)
-            if nodes is None and la.kernel in once:  # torch 2.7: keyed by the kernel's name alone
-                nodes = prov.code_to_post.get(la.kernel)
-            if nodes is not None:
-                sets[i] = set(nodes)
-                evidence[i] = PROVENANCE
+    sets, evidence = _from_provenance(graph, launches, use_provenance)
     if post is None:
         return sets, [e or ORDER for e in evidence]
     matcher = Matcher(post, users, known, order)
@@ -81,8 +69,33 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                   *(b for b in la.buffers if b not in seen and b not in known)):
             written[b] = sets[i]
         seen.update(la.buffers)
-    # extern calls, and kernels placed by what they can compute (no comments): their sets as
-    # Inductor's origins have them, with what was inlined into them
+    _with_origins(post, launches, sets, evidence, users, known)
+    _with_constants(launches, sets, evidence, known)
+    return sets, evidence
+
+
+def _from_provenance(graph: GraphParse, launches, use_provenance: bool) -> tuple[list[set[str]], list[str]]:
+    """The nodes PyTorch's provenance JSON gives each launch (empty, and no evidence, where none)."""
+    sets: list[set[str]] = [set() for _ in launches]
+    evidence = [""] * len(launches)
+    prov = graph.provenance if use_provenance else None
+    if prov is not None and prov.code_to_post:
+        once = _launched_once(launches)
+        for i, la in enumerate(launches):
+            handle = la.comments.provenance_handle or f"{la.kernel}:{i + 1}"
+            nodes = prov.code_to_post.get(handle)
+            if nodes is None and la.kernel in once:  # torch 2.7: keyed by the kernel's name alone
+                nodes = prov.code_to_post.get(la.kernel)
+            if nodes is not None:
+                sets[i] = set(nodes)
+                evidence[i] = PROVENANCE
+    return sets, evidence
+
+
+def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[str], users: dict[str, list[str]],
+                  known: dict[str, FxNode]) -> None:
+    """Extern calls, and kernels placed by what they can compute (no comments): their sets as
+    Inductor's origins have them, with what was inlined into them (in place)."""
     guessed = [i for i, la in enumerate(launches) if sets[i] and (
         (la.is_extern and evidence[i] != PROVENANCE) or (not la.is_extern and evidence[i] == ORDER))]
     # a later instance of a kernel that adds a convolution's bias: the pointwise made in the
@@ -98,15 +111,17 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
             sets[i] = set().union(*(of(n) for n in sets[i]))
         for i in biased:
             sets[i] = sets[i].union(*(origins.of_call(n) for n in sets[i] if n in known and is_conv_with_bias(known[n])))
-    # constants (a `full` with no inputs) are never realized: Inductor inlines them into every
-    # kernel that reads them, which lists them among its origins (one zero shared by a backward's
-    # seventeen threshold_backward kernels); a template lists them, the other ways do not
+
+
+def _with_constants(launches, sets: list[set[str]], evidence: list[str], known: dict[str, FxNode]) -> None:
+    """Constants (a `full` with no inputs) are never realized: Inductor inlines them into every
+    kernel that reads them, which lists them among its origins (one zero shared by a backward's
+    seventeen threshold_backward kernels); a template lists them, the other ways do not (in place)."""
     for i, la in enumerate(launches):
         if not la.is_extern and evidence[i] in (STRUCTURE, ORDER, COMMENTS) and sets[i]:
             sets[i] |= {a for n in sets[i] if n in known for a in known[n].args
                         if (c := known.get(a)) is not None and c.op == "call_function" and not c.args
                         and op_name(c.target) in CONSTANT_OPS}
-    return sets, evidence
 
 
 # ops that make a constant from nothing, inlined wherever they are read
