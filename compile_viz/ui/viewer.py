@@ -47,6 +47,9 @@ def page() -> None:
     st.subheader(info.title)
     if not info.ok:
         _failure(info)
+    package_run = info.meta.get("package_run") or {}
+    if package_run.get("status") == "failed":  # capture --aoti: compiled, but the package would not run
+        st.warning(f"Compiled ahead of time; {package_run.get('reason') or 'the package did not run'}.")
     try:
         parse = loaders.load_parse(key)
     except DiscoveryError as e:
