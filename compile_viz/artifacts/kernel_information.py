@@ -14,21 +14,13 @@ from __future__ import annotations
 import json
 
 from compile_viz.artifacts.model import KernelStacks, ParseWarning, ProvenanceMap
-from compile_viz.artifacts.text import read_artifact
+from compile_viz.artifacts.text import read_json_object
 from compile_viz.artifacts.trace.kernel_stacks import parse_kernel_stacks
 
 
 def parse_kernel_information(data: bytes | str, *, path: str) -> tuple[ProvenanceMap, KernelStacks]:
     """Return the file's provenance map and kernel stacks; never raises on content."""
-    text, warnings = read_artifact(data, path, text_checks=False)
-    try:
-        doc = json.loads(text) if text.strip() else {}
-    except ValueError as exc:
-        warnings.append(ParseWarning(path, getattr(exc, "lineno", 0), f"not valid JSON ({exc.msg}); provenance ignored"))
-        doc = {}
-    if not isinstance(doc, dict):
-        warnings.append(ParseWarning(path, 0, "top level is not a JSON object; provenance ignored"))
-        doc = {}
+    doc, warnings = read_json_object(data, path, "provenance")
     code_to_post: dict[str, tuple[str, ...]] = {}
     post_to_code: dict[str, tuple[str, ...]] = {}
     stacks: dict[str, list[str]] = {}

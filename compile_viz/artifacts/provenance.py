@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
 from compile_viz.artifacts.model import ParseWarning, ProvenanceMap
-from compile_viz.artifacts.text import read_artifact
+from compile_viz.artifacts.text import read_json_object
 
 # JSON key -> ProvenanceMap field. Older torch wrote "cppCodeToPost" for Triton too.
 SECTIONS = {
@@ -18,16 +16,8 @@ SECTIONS = {
 
 def parse_provenance(data: bytes | str, *, path: str) -> ProvenanceMap:
     """Return the node and kernel mappings; a cut or malformed file gives empty maps and a warning."""
-    text, warnings = read_artifact(data, path, text_checks=False)
+    doc, warnings = read_json_object(data, path, "mappings")
     maps: dict[str, dict[str, tuple[str, ...]]] = {field: {} for field in SECTIONS.values()}
-    try:
-        doc = json.loads(text) if text and not text.isspace() else {}
-    except ValueError as exc:
-        warnings.append(ParseWarning(path, getattr(exc, "lineno", 0), f"not valid JSON ({exc.msg}); mappings ignored"))
-        doc = {}
-    if not isinstance(doc, dict):
-        warnings.append(ParseWarning(path, 0, "top level is not a JSON object; mappings ignored"))
-        doc = {}
     if not doc:
         warnings.append(ParseWarning(path, 0, "no mappings in file"))
     for key, value in doc.items():

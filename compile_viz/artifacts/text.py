@@ -43,6 +43,25 @@ def read_artifact(data: bytes | str, path: str, *, text_checks: bool = True) -> 
     return text, warnings
 
 
+def read_json_object(data: bytes | str, path: str, what: str) -> tuple[dict, list]:
+    """The JSON object a file holds and the warnings about it; {} when it holds none (not JSON, or
+    not an object), with a warning that `what` ("mappings") is ignored."""
+    import json
+
+    from compile_viz.artifacts.model import ParseWarning
+
+    text, warnings = read_artifact(data, path, text_checks=False)
+    try:
+        doc = json.loads(text) if text and not text.isspace() else {}
+    except ValueError as exc:
+        warnings.append(ParseWarning(path, getattr(exc, "lineno", 0), f"not valid JSON ({exc.msg}); {what} ignored"))
+        doc = {}
+    if not isinstance(doc, dict):
+        warnings.append(ParseWarning(path, 0, f"top level is not a JSON object; {what} ignored"))
+        doc = {}
+    return doc, warnings
+
+
 def cut_warning(text: str) -> str:
     """Inductor ends every text artifact with a newline; one that does not was cut short.
 
