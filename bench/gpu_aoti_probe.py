@@ -14,13 +14,20 @@ import time
 import torch
 
 print("torch", torch.__version__, "CUDA_HOME", os.environ.get("CUDA_HOME"), "nvcc", subprocess.run("which nvcc; ls -d /usr/local/cuda* 2>&1 | head -3", shell=True, capture_output=True, text=True).stdout.strip())
+
+
 class M(torch.nn.Module):
     def __init__(self):
-        super().__init__(); self.l = torch.nn.Linear(64, 64)
+        super().__init__()
+        self.l = torch.nn.Linear(64, 64)
+
     def forward(self, x):
         return torch.nn.functional.gelu(self.l(x))
+
+
 for dev in sys.argv[1:]:
-    m = M().to(dev); x = torch.randn(8, 64, device=dev)
+    m = M().to(dev)
+    x = torch.randn(8, 64, device=dev)
     ep = torch.export.export(m, (x,))
     t = time.time()
     p = torch._inductor.aoti_compile_and_package(ep, package_path=f"/tmp/m_{dev}.pt2")
@@ -29,6 +36,7 @@ for dev in sys.argv[1:]:
     r = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code], capture_output=True, text=True)
     print(dev, "fresh process rc", r.returncode, r.stdout.strip(), r.stderr.strip()[-1500:], flush=True)
     try:
-        f = torch._inductor.aoti_load_package(p); print(dev, "same process ran", f(x).shape, flush=True)
+        f = torch._inductor.aoti_load_package(p)
+        print(dev, "same process ran", f(x).shape, flush=True)
     except Exception as e:
         print(dev, "same process failed", e)
