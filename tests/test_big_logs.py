@@ -168,6 +168,7 @@ def test_pages_on_a_run_whose_graphs_open_one_by_one(monkeypatch, tmp_path):
             at.query_params["run"] = run.id
             at.switch_page(page).run()
             no_errors(at)
+        assert loaders.load_trace(run.id).pending  # the Compiles page lists graphs, parses none
         at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
         at.query_params.update(run=run.id, compare=run.id, rank="1", compare_rank="3")
         at.run()

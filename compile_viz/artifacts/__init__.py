@@ -73,14 +73,11 @@ def parse_path(path: str, *, lazy_above: int | None = None) -> DebugParse:
     Raises DiscoveryError (one line) when the path is missing or holds no debug run.
     """
     with planned(path) as (run, jobs):
-        if lazy_above is not None and sum(job.size for job in jobs) > lazy_above:
-            from compile_viz.artifacts.trace.model import TraceParse
+        if lazy_above is None:
+            return run_here(run, jobs)
+        from compile_viz.artifacts.trace.graphs import parsed_now_or_later
 
-            if isinstance(run, TraceParse):
-                from compile_viz.artifacts.trace.graphs import lazy_trace_parse
-
-                return lazy_trace_parse(run, jobs)
-        return run_here(run, jobs)
+        return parsed_now_or_later(run, jobs, lazy_above)
 
 
 @contextmanager

@@ -114,7 +114,7 @@ def trace_path(info: RunInfo) -> str:
 
 @st.cache_resource(max_entries=8, show_spinner="Reading the TORCH_TRACE log…")
 def _trace(key: str, stamp: float) -> TraceParse:
-    return parse_trace_path(trace_path(run_info(key)))
+    return parse_trace_path(trace_path(run_info(key)), lazy_above=LAZY_FILE_BYTES)  # its logs, not every graph
 
 
 def load_trace(key: str) -> TraceParse:

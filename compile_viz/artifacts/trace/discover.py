@@ -13,7 +13,7 @@ import zlib
 
 from compile_viz.artifacts.discover import ArtifactReader, DiscoveryError, member_path
 from compile_viz.artifacts.gc_pause import without_gc
-from compile_viz.artifacts.jobs import GraphJob, run_here
+from compile_viz.artifacts.jobs import GraphJob
 from compile_viz.artifacts.text import GLOG_PREFIX
 
 TYPE_CHECKING = False
@@ -116,11 +116,13 @@ def _logs_in(reader: ArtifactReader, wanted) -> list[tuple[str, bytes]]:
     return found
 
 
-def parse_trace_path(path: str) -> TraceParse:
+def parse_trace_path(path: str, *, lazy_above: int | None = None) -> TraceParse:
     """Parse the TORCH_TRACE logs at `path` (a log, plain or gzip; a folder of per-rank logs; a
-    run folder or zip with a `trace/` folder). Raises DiscoveryError (one line) when there is none."""
-    run, jobs = planned_trace(path)
-    return run_here(run, jobs)
+    run folder or zip with a `trace/` folder); `lazy_above` as for artifacts.parse_path. Raises
+    DiscoveryError (one line) when there is none."""
+    from compile_viz.artifacts.trace.graphs import parsed_now_or_later
+
+    return parsed_now_or_later(*planned_trace(path), lazy_above)
 
 
 @without_gc

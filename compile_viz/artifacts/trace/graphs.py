@@ -58,6 +58,14 @@ def trace_jobs(root: str, logs: list[TraceLog]) -> tuple[TraceParse, tuple[Graph
     return TraceParse(root, (), tuple(breaks), warnings, logs=tuple(logs)), tuple(jobs)
 
 
+def parsed_now_or_later(run, jobs: tuple[GraphJob, ...], lazy_above: int | None):
+    """`run` (a DebugParse with no graphs yet) with its graphs: parsed now, or, for a trace whose
+    graph payloads weigh more than `lazy_above` bytes, parsed when `graph(id)` asks (lazy_trace_parse)."""
+    if lazy_above is not None and isinstance(run, TraceParse) and sum(job.size for job in jobs) > lazy_above:
+        return lazy_trace_parse(run, jobs)
+    return run_here(run, jobs)
+
+
 def lazy_trace_parse(run: TraceParse, jobs: tuple[GraphJob, ...]) -> TraceParse:
     """`run` with its graphs left unparsed: each graph's folder (id, name, kind, where) in `graphs`,
     its payloads parsed when `run.graph(id)` first asks for it. For a big trace opened to look at a
