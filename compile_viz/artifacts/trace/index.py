@@ -18,6 +18,7 @@ import os
 import re
 
 from compile_viz.artifacts.frozen import frozen
+from compile_viz.artifacts.text import decode
 
 LAZY_FILE_BYTES = 32 << 20  # a log bigger than this is mapped and indexed, its graph payloads left in it
 LAZY_PAYLOAD_BYTES = 4096  # a graph payload bigger than this stays in the file until its graph is opened
@@ -74,14 +75,6 @@ def payload_bytes(raw: bytes) -> bytes:
     return LINE_START.sub(b"\n", raw)[1:]
 
 
-def decode_payload(data: bytes) -> tuple[str, bool]:
-    """The payload's text and whether bytes that are not UTF-8 had to be replaced."""
-    try:
-        return data.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return data.decode("utf-8", errors="replace"), True
-
-
 @functools.lru_cache(maxsize=32)
 def read_span(span: PayloadSpan) -> tuple[str, bool]:
     """(text, intact) of a payload left in its log: intact is False when its MD5 differs from the
@@ -94,7 +87,7 @@ def read_span(span: PayloadSpan) -> tuple[str, bool]:
     except OSError:
         return "", False
     data = payload_bytes(raw)
-    text, _ = decode_payload(data)
+    text, _ = decode(data)
     intact = len(raw) == span.stop - span.start and (span.md5 is None or hashlib.md5(data).hexdigest() == span.md5)
     return text, intact
 
@@ -108,4 +101,4 @@ def read_span_head(span: PayloadSpan, size: int) -> str:
             raw = fh.read(min(span.stop - span.start, 2 * size + 64))
     except OSError:
         return ""
-    return decode_payload(payload_bytes(raw))[0][:size]
+    return decode(payload_bytes(raw))[0][:size]

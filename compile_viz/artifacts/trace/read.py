@@ -15,14 +15,13 @@ import json
 import re
 
 from compile_viz.artifacts.model import ParseWarning
-from compile_viz.artifacts.text import GLOG_PREFIX
+from compile_viz.artifacts.text import GLOG_PREFIX, decode
 from compile_viz.artifacts.trace.build import CompileBuilder, compile_id_of, pair_phases
 from compile_viz.artifacts.trace.index import (
     LAZY_PAYLOAD_BYTES,
     RELEASE_BYTES,
     MappedLog,
     PayloadSpan,
-    decode_payload,
     payload_bytes,
     release,
 )
@@ -59,7 +58,7 @@ def rank_of(path: str) -> int | None:
 def parse_trace(data: bytes | str, *, path: str, rank: int | None = None) -> TraceLog:
     """Return every compile id of a TORCH_TRACE log; never raises on content. A mapped log
     (index.MappedLog) leaves its big graph payloads in its file, to be read when asked for."""
-    source = getattr(data, "path", None) if isinstance(data, MappedLog) else None
+    source = data.path if isinstance(data, MappedLog) else None
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
     reader = _Reader(path, rank if rank is not None else rank_of(path), source)
@@ -163,7 +162,7 @@ class _Reader:
             self.entry(at, envelope, payload)
 
     def decode(self, data: bytes) -> str:
-        text, replaced = decode_payload(data)
+        text, replaced = decode(data)
         self.replaced = self.replaced or replaced
         return text
 
