@@ -32,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from compile_viz.capture import CaptureOptions, capture, prewarm, warm  # noqa: E402
-from compile_viz.capture.process import REPO_ROOT  # noqa: E402
+from compile_viz.record.process import REPO_ROOT  # noqa: E402
 from compile_viz.store import RunStore  # noqa: E402
 
 PLAIN = """

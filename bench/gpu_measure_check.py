@@ -26,7 +26,7 @@ TORCH_DTYPES = {"fp32": "float32", "bf16": "bfloat16", "fp16": "float16", "autoc
 
 
 def _setup(torch, name: str):
-    from compile_viz.capture.measure import _grad_tensors, make_step
+    from compile_viz.verify.measure import _grad_tensors, make_step
     from sample_models import get_sample
 
     spec = get_sample(name)
@@ -64,7 +64,7 @@ def _enqueue_ms(torch, step, args, grads, n: int = 50) -> float:
 def check(torch, name: str, rounds: int = ROUNDS) -> dict:
     from triton.testing import do_bench
 
-    from compile_viz.capture.measure import profile_calls, time_calls
+    from compile_viz.verify.measure import profile_calls, time_calls
 
     eager, compiled, args, grads, settings = _setup(torch, name)
     t = time.perf_counter()

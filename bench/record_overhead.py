@@ -44,7 +44,7 @@ def timed(argv: list[str], env: dict[str, str], log: Path) -> tuple[float, str]:
 
 def ablated(cmd: list[str], tmp: Path, log: Path) -> dict[str, float]:
     """Wall seconds of the job with parts of record's environment (see --ablate)."""
-    from compile_viz.capture.record import HOOK_DIR, HOOK_ENV, record_env
+    from compile_viz.record.job import HOOK_DIR, HOOK_ENV, record_env
 
     tmp.mkdir(parents=True)
     full = record_env(tmp)

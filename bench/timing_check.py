@@ -36,8 +36,8 @@ REP_MS = int(os.environ.get("DO_BENCH_REP_MS", "500"))
 def build(torch, meta: dict):
     """Return (step, args, grads, settings) of the run's compiled model, its input sets already run once."""
     from compile_viz.capture.default_loss import make_default_loss
-    from compile_viz.capture.measure import _grad_tensors, make_step
     from compile_viz.capture.userfile import ModelRef, load_spec
+    from compile_viz.verify.measure import _grad_tensors, make_step
 
     settings = dict(meta["resolved"])
     options = meta.get("options") or {}
@@ -86,7 +86,7 @@ def _standin(torch, fn, grads, cuda: bool) -> list[float]:
 
 def time_it(torch, step, args, grads, bench: str) -> dict:
     """Return do_bench's quantiles (ms) and the CPU time to issue one step, holding the timing lock."""
-    from compile_viz.capture.timing import exclusive, host_ms, load_average
+    from compile_viz.verify.timing import exclusive, host_ms, load_average
 
     cuda = torch.cuda.is_available()
     fn = lambda: step(args)  # noqa: E731

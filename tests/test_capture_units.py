@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from compile_viz.capture import CaptureOptions, parse_option, resolve_model_ref
-from compile_viz.capture.process import child_env
 from compile_viz.capture.protocol import format_progress, parse_progress
-from compile_viz.capture.reasons import exception_reason, parse_graph_break, parse_recompile
 from compile_viz.capture.userfile import ModelRefError
+from compile_viz.record.process import child_env
+from compile_viz.record.reasons import exception_reason, parse_graph_break, parse_recompile
 
 # Verbatim records from torch 2.13's graph_breaks / recompiles log artifacts.
 GRAPH_BREAK = """Graph break in user code at /tmp/m2.py:10

@@ -14,8 +14,8 @@ from tests.conftest import compile_viz_cli
 
 torch = pytest.importorskip("torch")
 
-from compile_viz.capture import accuracy, correctness  # noqa: E402  (needs torch for the checks)
-from compile_viz.capture.measure import make_step  # noqa: E402
+from compile_viz.verify import accuracy, correctness  # noqa: E402  (needs torch for the checks)
+from compile_viz.verify.measure import make_step  # noqa: E402
 
 SETTINGS = {"device": "cpu", "train": True, "autocast_dtype": None, "dtype": "fp32", "mode": "default",
             "dynamic": None, "fullgraph": False}

@@ -20,13 +20,18 @@ PACKAGE = "compile_viz"
 
 # stage: (the modules it holds, by name or prefix; the stages it may import; the outside packages
 # it may import). The standard library is always allowed. Keep in step with docs/architecture.md.
-LIBRARY = ("artifacts", "linking", "measurements", "store", "capture", "trace import", "compare", "render")
+LIBRARY = ("artifacts", "linking", "measurements", "store", "verify", "record", "capture", "trace import", "compare",
+           "render")
 LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "artifacts": (("compile_viz.artifacts",), (), ()),
     "linking": (("compile_viz.linking",), ("artifacts",), ()),
     "measurements": (("compile_viz.measurements",), (), ()),
     "store": (("compile_viz.store",), (), ()),
-    "capture": (("compile_viz.capture",), ("artifacts", "measurements", "store", "trace import"),
+    # the three rooms of work that runs torch: verify (the win and the wrong) under record (a user's job, the
+    # process and its environment) under capture (a model compiled in a child), each importing only down
+    "verify": (("compile_viz.verify",), ("artifacts", "measurements"), ("torch", "triton")),
+    "record": (("compile_viz.record",), ("artifacts", "measurements", "store", "trace import"), ("torch",)),
+    "capture": (("compile_viz.capture",), ("artifacts", "measurements", "store", "trace import", "verify", "record"),
                 ("torch", "triton", "sample_models")),
     "trace import": (("compile_viz.trace_import",), ("artifacts", "store"), ()),
     "compare": (("compile_viz.compare",), ("artifacts", "linking", "measurements", "store"), ()),

@@ -14,8 +14,8 @@ from compile_viz.render import ladder as render_ladder
 
 torch = pytest.importorskip("torch")
 
-from compile_viz.capture import bisect, correctness, ladder  # noqa: E402  (needs torch for the runs)
-from compile_viz.capture.measure import make_step  # noqa: E402
+from compile_viz.verify import bisect, correctness, ladder  # noqa: E402  (needs torch for the runs)
+from compile_viz.verify.measure import make_step  # noqa: E402
 
 SETTINGS = {"device": "cpu", "train": False, "autocast_dtype": None, "dtype": "fp32", "mode": "default",
             "dynamic": None, "fullgraph": False}

@@ -7,13 +7,13 @@ import zipfile
 
 import pytest
 
-from compile_viz.capture import kernel_costs
-from compile_viz.capture.kernel_costs import GraphCode, attribute, launch_bytes, peak_bandwidth_gbps
+from compile_viz.verify import kernel_costs
+from compile_viz.verify.kernel_costs import GraphCode, attribute, launch_bytes, peak_bandwidth_gbps
 from tests.conftest import SAMPLE_RUNS
 
 
 def _graphs(tmp_path, name: str) -> list[GraphCode]:
-    from compile_viz.capture.measure import load_graphs
+    from compile_viz.verify.measure import load_graphs
 
     with zipfile.ZipFile(SAMPLE_RUNS / f"{name}.zip") as zf:
         zf.extractall(tmp_path)
@@ -72,7 +72,7 @@ def test_attribute_matches_triton_names_externs_and_outside(tmp_path):
 
 def test_time_calls_takes_at_least_fifty_calls():
     torch = pytest.importorskip("torch")
-    from compile_viz.capture.measure import time_calls
+    from compile_viz.verify.measure import time_calls
 
     x = torch.randn(64, 64)
     stats = time_calls(torch, lambda a: a[0] @ a[0], (x,), "cpu", budget_s=0.05)

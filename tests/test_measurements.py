@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compile_viz.capture.measure import summarize
 from compile_viz.measurements import FILE, Measurement, MeasureSummary, read_measurement, read_run
 from compile_viz.render import perf
+from compile_viz.verify.measure import summarize
 from tests.conftest import SAMPLE_RUNS
 
 BUNDLED = sorted(SAMPLE_RUNS.glob("*.zip"))

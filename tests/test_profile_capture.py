@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from compile_viz.capture import record as rec
-from compile_viz.capture import record_meta
-from compile_viz.capture.step_profile import parse_setting, trace_name
+from compile_viz.record import job as rec
+from compile_viz.record import meta as record_meta
+from compile_viz.record.step_profile import parse_setting, trace_name
 
 ROOT = Path(__file__).resolve().parents[1]
 JOBS = ROOT / "tests" / "jobs"

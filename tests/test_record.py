@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from compile_viz.capture import record as rec
-from compile_viz.capture import record_meta
+from compile_viz.record import job as rec
+from compile_viz.record import meta as record_meta
 from compile_viz.store import RunStore
 
 ROOT = Path(__file__).resolve().parents[1]

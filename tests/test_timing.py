@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from compile_viz.capture.spread import median_interval
 from compile_viz.measurements import Measurement, comparable, read_run
 from compile_viz.render import perf
+from compile_viz.verify.spread import median_interval
 from tests.conftest import ROOT, SAMPLE_RUNS
 
 
@@ -52,7 +52,7 @@ def test_the_interval_of_seven_rounds():
 
 def test_rounds_interleave_eager_and_compiled_on_the_cpu():
     torch = pytest.importorskip("torch")
-    from compile_viz.capture.timing import speedup_rounds, time_rounds
+    from compile_viz.verify.timing import speedup_rounds, time_rounds
 
     x = torch.randn(64, 64)
     stats = time_rounds(torch, {"eager": lambda a: a[0] @ a[0], "compiled": lambda a: a[0] + 1}, (x,), "cpu",

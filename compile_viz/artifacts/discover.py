@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from compile_viz.artifacts.kinds import FILES
 from compile_viz.artifacts.model import GraphBreak, GraphFolder
@@ -282,3 +282,11 @@ def _old_format(lines: list[str]) -> list[GraphBreak]:
         elif reason and line.strip():
             reason.append(line)
     return breaks
+
+
+def inductor_graphs(debug_dir: Path) -> list[str]:
+    """Return the Inductor graph folders (relative to debug/) that hold an output_code.py (or, ahead of
+    time, AOTInductor's output_code.cpp)."""
+    found = sorted({p.parent for name in ("output_code.py", "output_code.cpp")
+                    for p in debug_dir.glob(f"**/torchinductor/*/{name}")})
+    return [p.relative_to(debug_dir).as_posix() for p in found]

@@ -16,7 +16,7 @@ import traceback
 from pathlib import Path
 
 from compile_viz.artifacts.package import slim_package
-from compile_viz.capture.reasons import one_line
+from compile_viz.record.reasons import one_line
 
 EXPORT_DIR = "export"
 EXPORTED_PROGRAM = "exported_program.txt"
@@ -152,8 +152,8 @@ def run_package(torch, path: Path, calls: list[tuple], *, run_dir: Path, modules
     import sys
     import time
 
-    from compile_viz.capture.process import file_tail
-    from compile_viz.capture.reasons import signal_name
+    from compile_viz.record.process import file_tail
+    from compile_viz.record.reasons import signal_name
 
     inputs = path.with_name("aoti_inputs.pt")
     torch.save([tuple(args) for args in calls], inputs)

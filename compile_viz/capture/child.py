@@ -23,11 +23,11 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from compile_viz.capture import fusion_log, reasons
 from compile_viz.capture.default_loss import make_default_loss
 from compile_viz.capture.options import CaptureOptions
 from compile_viz.capture.protocol import format_progress
 from compile_viz.capture.userfile import ModelRef, ModelRefError, load_spec
+from compile_viz.record import fusion_log, reasons
 
 T0 = time.monotonic()
 _state = {"phase": "starting"}  # the last phase announced, for failure reasons
@@ -216,7 +216,7 @@ def _compile_and_run(torch, spec, settings: dict, opts: CaptureOptions, result: 
         result["measure"] = _measure(torch, model, compiled, calls, settings, loss_fn, result, ladder=opts.ladder)
 
     if opts.profile:
-        from compile_viz.capture.step_profile import profile_calls
+        from compile_viz.record.step_profile import profile_calls
 
         emit("profiling", "torch.profiler: the compiled step once, then 3 times")
         result["profile"] = profile_calls(torch, lambda: step(calls[-1]), device=device, run_dir=Path.cwd())
@@ -224,7 +224,7 @@ def _compile_and_run(torch, spec, settings: dict, opts: CaptureOptions, result: 
 
 def _measure(torch, model, compiled, calls, settings, loss_fn, result, *, ladder: bool = False) -> dict:
     """Return the meta.json summary of the measurement; the full data goes to measure.json in the run."""
-    from compile_viz.capture.measure import run_measurement
+    from compile_viz.verify.measure import run_measurement
 
     run_dir = Path.cwd()  # the parent starts the child in the run's folder
     full, summary = run_measurement(torch, model=model, compiled=compiled, calls=calls, settings=settings,

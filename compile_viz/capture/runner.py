@@ -17,12 +17,13 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
+from compile_viz.artifacts.discover import inductor_graphs
 from compile_viz.capture import warm as warm_child
 from compile_viz.capture.options import CaptureOptions
-from compile_viz.capture.process import child_env, file_tail, kill_group, kill_leftovers
 from compile_viz.capture.protocol import REQUEST_FILE, RESULT_FILE, Progress, parse_progress
-from compile_viz.capture.reasons import one_line, signal_name
 from compile_viz.capture.userfile import ModelRef, ModelRefError, resolve_model_ref
+from compile_viz.record.process import child_env, file_tail, kill_group, kill_leftovers
+from compile_viz.record.reasons import one_line, signal_name
 from compile_viz.store import Run, RunStore, new_run_id
 
 STDERR_TAIL = 4000
@@ -200,12 +201,6 @@ def _outcome(tmp: Path, returncode: int, ended: str, last_phase: str, timeout_s:
 
 
 
-def inductor_graphs(debug_dir: Path) -> list[str]:
-    """Return the Inductor graph folders (relative to debug/) that hold an output_code.py (or, ahead of
-    time, AOTInductor's output_code.cpp)."""
-    found = sorted({p.parent for name in ("output_code.py", "output_code.cpp")
-                    for p in debug_dir.glob(f"**/torchinductor/*/{name}")})
-    return [p.relative_to(debug_dir).as_posix() for p in found]
 
 
 def host_info() -> dict:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from compile_viz.capture.options import CaptureOptions
-from compile_viz.capture.process import child_env, kill_group
+from compile_viz.record.process import child_env, kill_group
 from compile_viz.store import RunStore
 
 MAX_AGE_S = 15 * 60  # older than this counts as stale: code or packages on disk may have changed

@@ -6,8 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compile_viz.capture.record import exit_status, record, summary_line
-from compile_viz.capture.record_meta import kept_note, profile_note
+from compile_viz.record.job import exit_status, record, summary_line
+from compile_viz.record.meta import kept_note, profile_note
 from compile_viz.store import RunStore
 
 USAGE_ERROR = ("record needs a command: compile-viz record -- python train.py ... "

@@ -1,7 +1,7 @@
 """measure.json as one record, `Measurement`, and what follows from it: how its latency was timed
 (the recorded method, or the one inferred for a file from before issue 17, so that the Viewer can
 say "no interval" rather than crash), whether it is launch-bound, and whether two runs' timings
-compare. The capture child writes measure.json (`capture/measure.py`); this package is the one
+compare. The capture child writes measure.json (`verify/measure.py`); this package is the one
 place that reads it, tolerant like the artifact parsers, since a run folder may come from an
 older capture or from someone else's zip.
 """

@@ -160,7 +160,7 @@ def _value(value: Any) -> float | str | None:
 
 @dataclass(frozen=True, slots=True)
 class Check:
-    """One output or gradient, compiled vs the reference (capture/accuracy.py decides)."""
+    """One output or gradient, compiled vs the reference (verify/accuracy.py decides)."""
 
     what: str  # its path: "logits", "output[0]", "grad of transformer.h.3.attn.c_attn.weight"
     ok: bool | None = None

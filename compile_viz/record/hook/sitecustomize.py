@@ -211,7 +211,7 @@ def _on_scheduler(run: str, record: "_Process"):
 
 def _on_optimizer(run: str, record: "_Process", setting: str):
     """What to do once torch.optim.optimizer is imported (`record --profile`): register the step
-    hook that profiles a few steps (compile_viz/capture/step_profile.py, loaded by its path)."""
+    hook that profiles a few steps (compile_viz/record/step_profile.py, loaded by its path)."""
 
     def then(module):
         try:
@@ -225,7 +225,7 @@ def _on_optimizer(run: str, record: "_Process", setting: str):
 
 
 def _load(name: str):
-    """Load compile_viz/capture/<name>.py by its path: the job need not have compile_viz on its path."""
+    """Load compile_viz/record/<name>.py by its path: the job need not have compile_viz on its path."""
     import importlib.util
 
     source = os.path.join(os.path.dirname(HERE), f"{name}.py")

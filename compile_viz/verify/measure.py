@@ -14,10 +14,11 @@ import os
 import time
 from pathlib import Path
 
-from compile_viz.capture import kernel_costs, spread
-from compile_viz.capture.correctness import check_correctness
-from compile_viz.capture.ladder import run_ladder
-from compile_viz.capture.timing import (  # noqa: F401  (time_calls: bench/gpu_measure_check.py)
+from compile_viz.measurements import Measurement
+from compile_viz.verify import kernel_costs, spread
+from compile_viz.verify.correctness import check_correctness
+from compile_viz.verify.ladder import run_ladder
+from compile_viz.verify.timing import (  # noqa: F401  (time_calls: bench/gpu_measure_check.py)
     exclusive,
     host_ms,
     load_average,
@@ -25,9 +26,8 @@ from compile_viz.capture.timing import (  # noqa: F401  (time_calls: bench/gpu_m
     time_calls,
     time_rounds,
 )
-from compile_viz.capture.timing import is_cuda as _is_cuda
-from compile_viz.capture.timing import reset_grads as _reset_grads
-from compile_viz.measurements import Measurement
+from compile_viz.verify.timing import is_cuda as _is_cuda
+from compile_viz.verify.timing import reset_grads as _reset_grads
 
 PROFILE_STEPS = 3
 CUDA_GRAPH_MODES = ("reduce-overhead", "max-autotune")  # torch.compile modes that record CUDA graphs

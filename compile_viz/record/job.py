@@ -3,7 +3,7 @@ writes about it, as a stored run.
 
 The job runs with the environment that makes PyTorch write what the parsers read (the TORCH_TRACE
 folder, the debug tree, caches off as a capture has them, Inductor's provenance) and with the
-record hook first on PYTHONPATH (record_hook/sitecustomize.py: each rank's debug tree apart, the
+record hook first on PYTHONPATH (hook/sitecustomize.py: each rank's debug tree apart, the
 fusion log per process, a record of each process; with `--profile`, a torch.profiler trace of a few
 optimizer steps per process that trains, step_profile.py). Its stdout and stderr pass through live and
 are kept in logs/ (capped: the head and the tail are kept and meta.json says how much was not).
@@ -25,12 +25,12 @@ import threading
 import time
 from pathlib import Path
 
-from compile_viz.capture.process import compile_env
-from compile_viz.capture.reasons import one_line
-from compile_viz.capture.record_meta import job_meta
+from compile_viz.record.meta import job_meta
+from compile_viz.record.process import compile_env
+from compile_viz.record.reasons import one_line
 from compile_viz.store import Run, RunStore
 
-HOOK_DIR = Path(__file__).resolve().parent / "record_hook"
+HOOK_DIR = Path(__file__).resolve().parent / "hook"
 HOOK_ENV = "COMPILE_VIZ_RECORD"
 KEEP_BYTES = 32 * 1024 * 1024  # of each stream's head, and again of its tail
 STOP_GRACE_S = (10.0, 5.0)  # after SIGINT, then after SIGTERM, before SIGKILL

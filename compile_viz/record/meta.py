@@ -10,9 +10,9 @@ import os
 import platform
 from pathlib import Path
 
-from compile_viz.capture.process import file_tail
-from compile_viz.capture.reasons import one_line, signal_name
-from compile_viz.capture.runner import inductor_graphs  # the same list a capture keeps
+from compile_viz.artifacts.discover import inductor_graphs  # the same list a capture keeps
+from compile_viz.record.process import file_tail
+from compile_viz.record.reasons import one_line, signal_name
 from compile_viz.trace_import import code_facts, trace_fields
 
 KIND = "job"  # meta["kind"] of a recorded job

@@ -23,7 +23,7 @@ import os
 import statistics
 import time
 
-from compile_viz.capture.spread import CPU_FLOOR, median_interval
+from compile_viz.verify.spread import CPU_FLOOR, median_interval
 
 ROUNDS = 7
 MIN_CALLS = 50  # per variant, over all rounds

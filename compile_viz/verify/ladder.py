@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import contextlib
 
-from compile_viz.capture import accuracy, correctness
 from compile_viz.measurements.ladder import NEXT_STEP, STAGES
+from compile_viz.verify import accuracy, correctness
 
 
 def run_ladder(torch, *, model, args, settings: dict, make_step, emit=lambda *a, **k: None,
@@ -38,7 +38,7 @@ def run_ladder(torch, *, model, args, settings: dict, make_step, emit=lambda *a,
                 out["first"], out["first_backend"] = stage, backend
                 break  # the later stages contain this one: they differ too, and cost a compile each
         if out["first_backend"] == "inductor" and bisect:
-            from compile_viz.capture.bisect import bisect_inductor
+            from compile_viz.verify.bisect import bisect_inductor
 
             emit("measuring", "ladder: PyTorch's compiler bisector inside Inductor")
             check = lambda: _stage(torch, model, args, settings, make_step, base, "inductor")["ok"] is True  # noqa: E731

@@ -17,7 +17,7 @@ import os
 import random
 import sys
 
-from compile_viz.capture import accuracy
+from compile_viz.verify import accuracy
 
 SEED = 0
 NOT_COMPARABLE = "not comparable: the model draws random numbers"
