@@ -231,3 +231,55 @@ def test_the_gemm_between_two_refused_kernels_is_named():
     answer = why_separate(g, idx, g.fusion_decisions, 0, 2)
     assert {p.kind for p in answer.pairs} == {"intermediate_nodes"}
     assert [idx.launches[c].kernel for c in answer.between] == ["extern_kernels.addmm"]
+
+
+# -- "no shared data" is about accesses, not buffers (issue 33, point 7) ----------------------------------
+QWEN2 = ROOT / "tests" / "fixtures" / "third_party" / "qwen2_moe_bf16.zip"
+
+
+def test_no_shared_data_names_the_buffer_both_read_and_how_their_accesses_differ():
+    """Qwen2-MoE on the H100: the rotary embeddings of K (L6, op7) and Q (L8, op9) both pass `buf5` in
+    call() and were refused for "no shared data". They read buf5 at one index over other loop ranges
+    (2 KV heads against 4 query heads), which Inductor's score counts as nothing shared."""
+    from compile_viz.render.fusion import why_markdown
+
+    (g,) = parse_path(str(QWEN2)).graphs
+    idx = build_index(g)
+    assert "buf5" in g.output_code.launches[6].buffers and "buf5" in g.output_code.launches[8].buffers
+    answer = why_separate(g, idx, g.fusion_decisions, 6, 8)
+    assert {p.kind for p in answer.pairs} == {"no_shared_data"}
+    ((first, second, (shared,)),) = answer.shared
+    assert (first, second, shared.buffer) == ("op7", "op9", "buf5") and not shared.same_access
+    (k,), (q,) = shared.first, shared.second
+    assert k.dep.index == q.dep.index == "d1 + 32*(ModularIndexing(d3, 1, 16))"
+    assert "d2: 2" in k.dep.ranges and "d2: 4" in q.dep.ranges
+    text = why_markdown(answer, idx)
+    assert "`op7` and `op9` both read `buf5`, but not alike (the same index over other loop ranges)" in text
+    assert "`{d0: 2, d1: 32, d2: 4, d3: 32}`" in text and "scored 0" in text
+    assert "they read no buffer in common" not in text  # what the tool used to say, untrue here
+
+
+def test_why_command_names_the_two_index_patterns_of_one_buffer():
+    """transformer_layer (bundled, H100): the Q and the K/V kernels read the qkv projection buf1 through
+    other index expressions; `compile-viz why` says so, with both expressions."""
+    proc = compile_viz_cli("why", str(SAMPLE_RUNS / "transformer_layer.zip"), "L2", "L3")
+    assert proc.returncode == 0, proc.stderr
+    assert "refused (no_shared_data): no shared data" in proc.stdout
+    said = proc.stdout.splitlines()[-1]
+    assert said.startswith("  op2 and op3 both read buf1, but not alike (other index expressions): op2 reads it at ")
+    assert "op3 reads it at 512*d0 + 24576*d1 + 1536*d2 + d3 over {d0: 3, d1: 64, d2: 16, d3: 512}" in said
+    assert "both read arg1_1" in said and "so the pair scored 0" in said
+
+
+def test_viewer_names_the_shared_buffer_of_a_no_shared_data_refusal(tmp_path, monkeypatch):
+    """The Viewer's "Why are these separate?" on the bundled transformer_layer run, from a link."""
+    import streamlit as st
+    from test_app_fixtures import fresh_store, no_errors, run_app
+
+    for _ in fresh_store(tmp_path / "home", SAMPLE_RUNS, monkeypatch):
+        at = run_app(ROOT / "app.py", run="bundled:transformer_layer", why="2,3")
+        no_errors(at)
+        text = "\n".join(m.value for m in at.markdown)
+        assert "`op2` and `op3` both read `buf1`, but not alike (other index expressions)" in text
+        assert "the same buffer at the same index over the same loop ranges" in text
+    st.cache_data.clear()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 
 from compile_viz.artifacts.frozen import frozen
-from compile_viz.artifacts.model import FusionDecisions, FusionPair, GraphParse
+from compile_viz.artifacts.model import Dependency, FusionDecisions, FusionPair, GraphParse, SchedulerNode
 from compile_viz.artifacts.versions import members_from_name
 from compile_viz.linking.model import GraphIndex
 
@@ -18,6 +18,37 @@ from compile_viz.linking.model import GraphIndex
 def members(name: str) -> tuple[str, ...]:
     """`op1_op2_op3` -> (op1, op2, op3); a name of another shape is its own only member."""
     return members_from_name(name) or (name,)
+
+
+# refusals that mean "scored 0 in score_fusion_memory": no read or write the two make alike
+NO_SHARED_KINDS = ("no_shared_data", "indexing_mismatch")
+
+
+@frozen(slots=True)
+class Access:
+    """How one scheduler node touches a buffer: one read or write dependency of ir_pre_fusion.txt."""
+
+    node: str
+    write: bool
+    dep: Dependency  # MemoryDep('buf2', c0 + 64*c1, {c0: 8, c1: 64}): buffer, index and ranges
+
+
+@frozen(slots=True)
+class SharedBuffer:
+    """A buffer both sides of a pair read or write, and every access each side makes to it."""
+
+    buffer: str
+    first: tuple[Access, ...]
+    second: tuple[Access, ...]
+
+    @property
+    def same_access(self) -> bool:
+        """Whether one access is made alike by both (the same kind, index and ranges): Inductor would score it."""
+        return bool({_key(x) for x in self.first} & {_key(x) for x in self.second})
+
+
+def _key(x: Access) -> tuple[str, str, str]:
+    return x.dep.kind, x.dep.index, x.dep.ranges
 
 
 @frozen(slots=True)
@@ -30,6 +61,8 @@ class WhySeparate:
     never: str  # when no pair was considered: why that happens here, in plain words; else ""
     same_kernel: bool  # a and b launch one fused node (the same group): nothing was refused
     between: tuple[int, ...] = ()  # launches that run between them on a path from one to the other
+    # per refused pair that scored no shared data, (first, second, the buffers both touch), in log order
+    shared: tuple[tuple[str, str, tuple[SharedBuffer, ...]], ...] = ()
 
 
 def launch_members(index: GraphIndex, launch: int) -> set[str]:
@@ -53,28 +86,69 @@ def why_separate(graph: GraphParse, index: GraphIndex, decisions: FusionDecision
         return WhySeparate(a, b, (), "", True)
     pairs = pairs_between(decisions, left, right)
     between = _between(graph, min(a, b), max(a, b)) if any(p.kind == "intermediate_nodes" for p in pairs) else ()
-    return WhySeparate(a, b, pairs, "" if pairs else _never(graph, index, a, b), False, between)
+    return WhySeparate(a, b, pairs, "" if pairs else _never(graph, index, a, b), False, between,
+                       _shared_of_refusals(graph, pairs))
+
+
+def _shared_of_refusals(graph: GraphParse, pairs: tuple[FusionPair, ...]):
+    """(first, second, shared buffers) of each distinct pair refused for no shared data."""
+    if graph.pre_fusion is None:
+        return ()
+    nodes = {n.name: n for n in graph.pre_fusion.nodes}
+    seen = {}
+    for p in pairs:
+        if not p.result and p.kind in NO_SHARED_KINDS and (p.first, p.second) not in seen:
+            seen[p.first, p.second] = shared_buffers(nodes, p.first, p.second)
+    return tuple((first, second, found) for (first, second), found in seen.items())
+
+
+def shared_buffers(nodes: dict[str, SchedulerNode], first: str, second: str) -> tuple[SharedBuffer, ...]:
+    """The buffers both named nodes (fused names included: `op2_op3`) read or write, with each side's
+    accesses, from the pre-fusion read/write dependencies. A read of a buffer its own side writes is
+    inside a fused node, and left out, as Inductor's fused node leaves it out of its reads."""
+    one, two = _accesses(nodes, first), _accesses(nodes, second)
+    return tuple(SharedBuffer(buf, tuple(one[buf]), tuple(two[buf])) for buf in one if buf in two)
+
+
+def _accesses(nodes: dict[str, SchedulerNode], name: str) -> dict[str, list[Access]]:
+    parts = [nodes[m] for m in members(name) if m in nodes]
+    written = {d.buffer for n in parts for d in n.writes}
+    out: dict[str, list[Access]] = {}
+    for n in parts:
+        for d in n.writes:
+            out.setdefault(d.buffer, []).append(Access(n.name, True, d))
+        for d in n.reads:
+            if d.buffer not in written:
+                out.setdefault(d.buffer, []).append(Access(n.name, False, d))
+    return out
 
 
 def _between(graph: GraphParse, a: int, b: int) -> tuple[int, ...]:
     """Launches after a and before b that touch a buffer of a's and a buffer of b's: the
     intermediate nodes that kept a and b apart (one step of the path; enough to name them)."""
     oc = graph.output_code
-    launches = oc.launches if oc else ()
-    if b >= len(launches):
+    if oc is None or b >= len(oc.launches):
         return ()
-    same = {x.name: x.reused_from for x in oc.allocations if x.kind == "reuse" and x.reused_from}
+    buffers = _call_buffers(graph)
+    first, last = buffers(a), buffers(b)
+    return tuple(c for c in range(a + 1, b) if (mid := buffers(c)) & first and mid & last)
 
-    def roots(i: int) -> set[str]:  # a reused buffer is its first name (`buf5 = buf4; del buf4  # reuse`)
+
+def _call_buffers(graph: GraphParse):
+    """Return launch index -> the buffers it passes in call(), a reused one by its first name
+    (`buf5 = buf4; del buf4  # reuse`); none for a launch call() does not have."""
+    oc = graph.output_code
+    launches = oc.launches if oc else ()
+    same = {x.name: x.reused_from for x in oc.allocations if x.kind == "reuse" and x.reused_from} if oc else {}
+
+    def roots(i: int) -> set[str]:
         out = set()
-        for name in launches[i].buffers:
+        for name in launches[i].buffers if i < len(launches) else ():
             while name in same:
                 name = same[name]
             out.add(name)
         return out
-
-    first, last = roots(a), roots(b)
-    return tuple(c for c in range(a + 1, b) if (mid := roots(c)) & first and mid & last)
+    return roots
 
 
 def _never(graph: GraphParse, index: GraphIndex, a: int, b: int) -> str:
@@ -85,12 +159,17 @@ def _never(graph: GraphParse, index: GraphIndex, a: int, b: int) -> str:
         return (f"{which.kernel} is an extern call (a library kernel): Inductor fuses only the kernels it "
                 "generates, so it never pairs an extern call with anything. With max_autotune on, a matrix "
                 "multiply can become a Triton template, which can take a pointwise epilogue.")
-    if not (set(la.buffers) & _reads(graph, lb) or set(lb.buffers) & _reads(graph, la)
-            or _reads(graph, la) & _reads(graph, lb)):
-        return ("They share no data: neither reads what the other writes, and they read no buffer in common. "
-                "Inductor only weighs pairs that share data (fusing them would save no memory traffic).")
-    return ("They share data, but were never candidates in the same round: by the time one of them existed "
-            "the other had already been fused into a node that could not take it, or the candidate order "
+    # what the IR says they read and write, and what call() passes both: either one is shared data
+    shared = (set(la.buffers) & _reads(graph, lb)) | (set(lb.buffers) & _reads(graph, la))
+    buffers = _call_buffers(graph)
+    shared |= (_reads(graph, la) & _reads(graph, lb)) | (buffers(a) & buffers(b))
+    if not shared:
+        return ("They share no data: neither reads what the other writes, they read no buffer in common, and "
+                "call() passes them no buffer in common. Inductor only weighs pairs that share data (fusing "
+                "them would save no memory traffic).")
+    names = ", ".join(sorted(shared)[:4]) + (" …" if len(shared) > 4 else "")
+    return (f"They share data ({names}), but were never candidates in the same round: by the time one of them "
+            "existed the other had already been fused into a node that could not take it, or the candidate order "
             "(nodes are weighed against their neighbours by shared buffers, best score first) never got to them.")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from html import escape
 
 from compile_viz.artifacts.model import FusionDecisions, FusionPair, GraphParse
-from compile_viz.linking.fusion import WhySeparate, members
+from compile_viz.linking.fusion import Access, SharedBuffer, WhySeparate, members
 from compile_viz.linking.model import GraphIndex
 from compile_viz.render.fusion_notes import reason_note
 from compile_viz.render.panels import _TABLE, _TD
@@ -70,7 +70,9 @@ def why_markdown(answer: WhySeparate, index: GraphIndex) -> str:
             f"{len(refused)}: " + ", ".join(f"**{k.replace('_', ' ')}**" for k in kinds) + ".")
     if answer.between:
         text += " In between: " + ", ".join(f"`{launch_label(index, c)}`" for c in answer.between) + "."
-    return text + "\n\n" + "\n\n".join(reason_note(k) for k in kinds)
+    shared = [shared_sentence(first, second, found, code=_backticks)
+              for first, second, found in answer.shared if found]
+    return "\n\n".join([text, *shared, *(reason_note(k) for k in kinds)])
 
 
 def why_text(graph: GraphParse, answer: WhySeparate, index: GraphIndex) -> str:
@@ -85,7 +87,55 @@ def why_text(graph: GraphParse, answer: WhySeparate, index: GraphIndex) -> str:
     for p in answer.pairs:
         verdict = f"fused into {p.result}" if p.result else f"refused ({p.kind}): {p.reason}"
         lines.append(f"  round {p.round}: {p.first} with {p.second}: {verdict}")
+    lines += [f"  {shared_sentence(first, second, found)}" for first, second, found in answer.shared if found]
     return "\n".join(lines)
+
+
+def _backticks(text: str) -> str:
+    return f"`{text}`"
+
+
+SCORE_RULE = ("Inductor's score (score_fusion_memory) counts the accesses both nodes make alike, the same "
+              "buffer at the same index over the same loop ranges; these are not alike, so the pair scored 0")
+
+
+def shared_sentence(first: str, second: str, shared: tuple[SharedBuffer, ...], *, code=str, limit: int = 3) -> str:
+    """Return one paragraph on a pair refused for no shared data that touches a buffer in common:
+    which buffer, how each side indexes it, and why Inductor counts that as nothing shared.
+    `code` marks names and expressions (backticks in Markdown, nothing in a terminal)."""
+    a, b = code(_short(first)), code(_short(second))
+    parts = []
+    for buf in shared[:limit]:
+        mine, theirs = buf.first, buf.second
+        same_index = {x.dep.index for x in mine} == {x.dep.index for x in theirs}
+        how = ("the same index over other loop ranges" if same_index else "other index expressions")
+        parts.append(f"{_verbs(a, mine, b, theirs, code(buf.buffer))}, but not alike ({how}): "
+                     f"{a} {_list(mine, code)}; {b} {_list(theirs, code)}")
+    more = f" (and {len(shared) - limit} more buffers)" if len(shared) > limit else ""
+    if any(buf.same_access for buf in shared):
+        return ("; ".join(parts) + more + ". One access is the same on both sides in ir_pre_fusion.txt, yet "
+                "Inductor scored no shared data: the accesses changed after that dump (loops reordered, or a "
+                "fused node's reads).")
+    return "; ".join(parts) + more + f". {SCORE_RULE}."
+
+
+def _verbs(a: str, mine: tuple[Access, ...], b: str, theirs: tuple[Access, ...], buf: str) -> str:
+    if not any(x.write for x in mine + theirs):
+        return f"{a} and {b} both read {buf}"
+    return f"{a} {_verb(mine)} {buf} and {b} {_verb(theirs)} it"
+
+
+def _verb(accesses: tuple[Access, ...]) -> str:
+    writes = {x.write for x in accesses}
+    return "reads and writes" if len(writes) > 1 else ("writes" if True in writes else "reads")
+
+
+def _list(accesses: tuple[Access, ...], code, limit: int = 3) -> str:
+    """`reads it at c0 + 64*c1 over {c0: 8, c1: 64}, at …` (a StarDep has no index: `as a whole`)."""
+    said = [f"{'writes' if x.write else 'reads'} it " +
+            (f"at {code(x.dep.index)} over {code(x.dep.ranges)}" if x.dep.index else f"whole ({x.dep.kind})")
+            for x in accesses[:limit]]
+    return ", ".join(said) + (f" and {len(accesses) - limit} more" if len(accesses) > limit else "")
 
 
 def refusals_figure(counts: list[tuple[str, int]]):

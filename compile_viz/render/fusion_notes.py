@@ -5,9 +5,13 @@ from __future__ import annotations
 
 REASON_NOTES: dict[str, str] = {
     "no_shared_data": (
-        "**No shared data**: neither node reads what the other writes, and they read no buffer in "
-        "common. Fusing them would save no memory traffic, so Inductor does not try. Nothing to fix: "
-        "two independent computations run as two kernels."
+        "**No shared data**: Inductor scores a pair by the memory accesses both nodes make alike: the "
+        "same buffer at the same index over the same loop ranges (`score_fusion_memory`). This pair "
+        "scored 0, so by Inductor's count fusing would save no loads or stores, and it does not try. "
+        "Either the two touch no buffer in common, or they touch one through different index patterns "
+        "(two slices of one projection, a table read for another number of heads); when they share a "
+        "buffer, the answer names it with both accesses. Usually nothing to fix; "
+        "`--option aggressive_fusion=True` lets Inductor fuse pointwise pairs that score 0."
     ),
     "indexing_mismatch": (
         "**No shared data (indexing mismatch)**: both nodes touch the same buffer, but with different "
