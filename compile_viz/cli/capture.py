@@ -14,6 +14,7 @@ from compile_viz.capture.runner import capture
 from compile_viz.capture.userfile import ModelRefError, resolve_model_ref
 from compile_viz.cli.errors import fail
 from compile_viz.measurements import MeasureSummary
+from compile_viz.measurements.ladder import HINT
 from compile_viz.store import Run, RunStore
 
 
@@ -110,8 +111,8 @@ def measure_line(meta: dict) -> str | None:
     if s is None:
         return None
     verdict = s.correctness or "not compared"
-    if s.correctness == "wrong" and s.correctness_note:
-        verdict = f"wrong: {s.correctness_note}"
+    if s.correctness == "wrong" and s.correctness_note:  # the ladder's step, said once, in place of the hint
+        verdict = f"wrong: {s.correctness_note.partition(HINT)[0].removesuffix('.') if s.ladder_first else s.headline}"
     elif s.correctness == "not comparable" and s.correctness_note:
         verdict = s.correctness_note
     ladder = f"; ladder: {s.ladder_note}" if s.ladder_note else ""

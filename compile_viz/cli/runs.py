@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from compile_viz.cli.errors import fail
+from compile_viz.measurements.records import MeasureSummary
 from compile_viz.store import RunStore, StoreError, job_command
 
 
@@ -28,12 +29,19 @@ def run(args) -> int:
         r = stored.settings
         compile_s = (m.get("timings") or {}).get("compile_s")
         when = str(m.get("created", ""))[:19].replace("T", " ")
-        cols = [stored.id, stored.status, when, stored.kind, str(r.get("device", "?")), str(r.get("dtype") or "-"),
-                f"{compile_s:.1f}s" if compile_s is not None else "-", job_words(m), stored.reason or ""]
+        cols = [stored.id, stored.status, wrong_words(m), when, stored.kind, str(r.get("device", "?")),
+                str(r.get("dtype") or "-"), f"{compile_s:.1f}s" if compile_s is not None else "-", job_words(m),
+                stored.reason or ""]
         print("  ".join(c for c in cols if c).rstrip())
     if not runs:
         print("no runs", file=sys.stderr)
     return 0
+
+
+def wrong_words(meta: dict) -> str:
+    """`✗ wrong, first differs at graph capture (Dynamo)` for a run whose compiled results are wrong; "" otherwise."""
+    summary = MeasureSummary.from_json(meta.get("measure"))
+    return summary.wrong_badge if summary else ""
 
 
 def job_words(meta: dict) -> str:

@@ -9,7 +9,7 @@ runs' timings compare); `json_fields.py`: typed reads of JSON values. The module
 another directly, never this package.
 """
 
-from compile_viz.measurements.ladder import Bisect, Ladder, LadderStage
+from compile_viz.measurements.ladder import Bisect, Ladder, LadderStage, headline_note, next_step
 from compile_viz.measurements.measurement import (
     FILE,
     Measurement,
@@ -37,4 +37,5 @@ from compile_viz.measurements.records import (
 
 __all__ = ["FILE", "Bandwidth", "Bisect", "Check", "Correctness", "GraphCosts", "KernelCost", "Ladder",
            "LadderStage", "Latency", "LaunchBound", "MeasureSummary", "Measurement", "Method", "OutsideCost", "Profile", "Variant", "comparable",
-           "inferred_method", "launch_bound", "launch_overhead_us", "method_of", "read_measurement", "read_run"]
+           "headline_note", "inferred_method", "launch_bound", "launch_overhead_us", "method_of", "next_step",
+           "read_measurement", "read_run"]

@@ -34,6 +34,29 @@ NEXT_STEP = {
                       "subsystem names which",
     "Inductor": "only Inductor differs: a pass or a kernel it generates",
 }
+HINT = " Hint: "  # joins a wrong result's first failure and what to do, in correctness.note (verify/correctness.py)
+
+
+def next_step(first: str | None, found: str | None = None) -> str | None:
+    """Return what to do next from where the ladder first differs, on one line ("first differs at
+    AOTAutograd: …", with what the compiler bisector named); None when it names no stage (not run,
+    or every stage agreed). The one place the next step is decided: capture, the headline, the CLI."""
+    if not first:
+        return None
+    line = f"first differs at {first}: {NEXT_STEP.get(first, 'see the ladder')}"
+    return f"{line}; the compiler bisector names {found}" if found else line
+
+
+def headline_note(note: str | None, first: str | None) -> str | None:
+    """Return a wrong result's note with its hint taken from the ladder when the ladder names where
+    the difference starts. The note's own hint is chosen from the tensor that differs before the
+    ladder runs (the after-AOT minifier for any forward difference), which is no step to take when
+    backend="eager" already differs; the note is unchanged without a ladder."""
+    step = next_step(first)
+    if note is None or step is None:
+        return note
+    failure, _, _ = note.partition(HINT)
+    return f"{failure}{HINT}{step}."
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from compile_viz.measurements.json_fields import as_int as _int
 from compile_viz.measurements.json_fields import as_list as _list
 from compile_viz.measurements.json_fields import as_num as _num
 from compile_viz.measurements.json_fields import as_str as _str
-from compile_viz.measurements.ladder import Ladder
+from compile_viz.measurements.ladder import Ladder, headline_note
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,6 +307,19 @@ class MeasureSummary:
     def to_json(self) -> dict[str, Any]:
         """Return the dict meta.json stores."""
         return asdict(self)
+
+    @property
+    def headline(self) -> str | None:
+        """Return the correctness note to show first: the first failure and a hint that follows the ladder."""
+        return headline_note(self.correctness_note, self.ladder_first) if self.correctness == "wrong" else (
+            self.correctness_note)
+
+    @property
+    def wrong_badge(self) -> str:
+        """Return "✗ wrong" (and where the ladder says it starts) for a run whose compiled results are wrong, else ""."""
+        if self.correctness != "wrong":
+            return ""
+        return f"✗ wrong, first differs at {self.ladder_first}" if self.ladder_first else "✗ wrong"
 
     @property
     def speedup_interval(self) -> tuple[float, float] | None:

@@ -161,14 +161,26 @@ def summary_html(summary: MeasureSummary | None) -> str:
                    f"<td style='color:#6c757d;padding-left:10px'>{escape(c)}</td></tr>" for a, b, c in rows)
     device = escape(str(summary.device_name or summary.device or ""))
     note = ""
-    if summary.correctness_note and summary.correctness in ("wrong", "not comparable"):
+    if summary.headline and summary.correctness in ("wrong", "not comparable"):
         tone = "#d62828" if summary.correctness == "wrong" else "#b5830f"
-        note = f"<div style='color:{tone};font-size:13px;margin-top:4px'>{escape(summary.correctness_note)}</div>"
+        note = f"<div style='color:{tone};font-size:13px;margin-top:4px'>{escape(summary.headline)}</div>"
     method = (f"<div style='color:#6c757d;font-size:12px'>Checked with: {escape(summary.correctness_method)}</div>"
               if summary.correctness_method else "")
     return (f"<div style='font-size:14px'><div style='font-weight:600;color:{color}'>{escape(sentence)}</div>"
             f"{note}<table style='font-size:13px;margin-top:4px'>{body}</table>{method}"
             f"<div style='color:#6c757d;font-size:12px'>{device}</div></div>")
+
+
+def wrong_html(summary: MeasureSummary | None) -> str:
+    """Return the banner at the top of a run whose compiled results are wrong: what differs, where
+    the ladder says it starts and what to do next ("" for any other run)."""
+    if summary is None or summary.correctness != "wrong":
+        return ""
+    note = f"<div style='font-size:13px;margin-top:2px'>{escape(summary.headline)}</div>" if summary.headline else ""
+    return ("<div class='cv-wrong' style='background:#fde7e9;border:1px solid #b3261e;border-radius:6px;"
+            "padding:6px 10px;color:#b3261e'><b>✗ Compiled results are wrong</b>: they differ from eager beyond "
+            "what PyTorch's accuracy harness allows; do not trust this run's speed or kernels until this is "
+            f"fixed. The check and the backend ladder are under \"Eager vs compiled\" below.{note}</div>")
 
 
 def method_html(method: Method | None) -> str:

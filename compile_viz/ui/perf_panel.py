@@ -15,6 +15,13 @@ def measured(run: RunInfo) -> tuple[MeasureSummary | None, Measurement | None]:
     return read_run(run.run_dir, run.meta)
 
 
+def wrong_banner(run: RunInfo) -> None:
+    """Say at the top of a run that its compiled results are wrong (nothing for any other run)."""
+    summary, _ = measured(run)
+    if banner := perf.wrong_html(summary):
+        st.html(banner)
+
+
 def _clicked(event) -> str | None:
     try:
         points = event.selection.points  # streamlit's PlotlyState

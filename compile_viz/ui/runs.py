@@ -14,6 +14,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from compile_viz.measurements import MeasureSummary
 from compile_viz.store import Run, RunStore, StoreError, bundled_runs, open_bundled
 from compile_viz.trace_import import graph_count, import_path, is_bare_trace
 
@@ -221,8 +222,10 @@ def run_row(run: Run) -> dict:
     exit code and wall time; a capture its device and dtype as compiled."""
     job = run.meta.get("job") or {}
     ranks = [r for r in job.get("ranks") or [] if r is not None]
+    measured = MeasureSummary.from_json(run.meta.get("measure"))
     return {"id": run.id, "model": run.model, "kind": run.kind, "status": run.status,
-            "created": run.meta.get("created", ""), "device": run.settings.get("device", ""),
+            "result": measured.wrong_badge if measured else "", "created": run.meta.get("created", ""),
+            "device": run.settings.get("device", ""),
             "dtype": run.settings.get("dtype") or "", "ranks": len(ranks) or None,
             "exit": job.get("exit_code"), "wall s": job.get("wall_s"), "command": run.command,
             "reason": run.reason or ""}

@@ -21,7 +21,7 @@ from compile_viz.ui.compile_section import compile_section
 from compile_viz.ui.export_section import export_section
 from compile_viz.ui.fusion_panel import fusion_panel
 from compile_viz.ui.ladder_row import ladder_row
-from compile_viz.ui.perf_panel import kernel_cost_caption, perf_panel
+from compile_viz.ui.perf_panel import kernel_cost_caption, perf_panel, wrong_banner
 from compile_viz.ui.rank_picker import pick_rank
 from compile_viz.ui.runs import default_run_key, teaching_note
 from compile_viz.ui.time_section import time_section
@@ -47,6 +47,7 @@ def page() -> None:
     st.subheader(info.title)
     if not info.ok:
         _failure(info)
+    wrong_banner(info)  # wrong results first: the ladder and the check are at the bottom
     package_run = info.meta.get("package_run") or {}
     if package_run.get("status") == "failed":  # capture --aoti: compiled, but the package would not run
         st.warning(f"Compiled ahead of time; {package_run.get('reason') or 'the package did not run'}.")

@@ -17,6 +17,7 @@ import os
 import random
 import sys
 
+from compile_viz.measurements.ladder import HINT
 from compile_viz.verify import accuracy
 
 SEED = 0
@@ -308,7 +309,7 @@ def _result(torch, checks: list[dict], eager: dict, method: dict, not_comparable
     if failed:
         first = {**failed[0], "hint": accuracy.hint(failed[0], outputs_ok=outputs_ok)}
     note = not_comparable if status == "not comparable" else (
-        f"{accuracy.describe(first)}. Hint: {first['hint']}" if first else None)
+        f"{accuracy.describe(first)}.{HINT}{first['hint']}" if first else None)
     errs = [c for c in checks if "max_abs" in c]
     worst = max(errs, key=lambda c: c["max_abs"], default=None)
     return {"ok": {"ok": True, "wrong": False}.get(status), "status": status, "note": note,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import contextlib
 
-from compile_viz.measurements.ladder import NEXT_STEP, STAGES
+from compile_viz.measurements.ladder import STAGES, next_step
 from compile_viz.verify import accuracy, correctness
 
 
@@ -84,9 +84,5 @@ def _stage(torch, model, args, settings: dict, make_step, base: dict, backend: s
 
 def ladder_note(ladder: dict) -> str:
     """Return one line: the first stage that differs and what to do next, or that none did."""
-    first = ladder.get("first")
-    if first is None:
-        return "every stage agrees with eager (eager, aot_eager, aot_eager_decomp_partition, inductor)"
-    line = f"first differs at {first}: {NEXT_STEP.get(first, '')}"
-    found = (ladder.get("bisect") or {}).get("found")
-    return f"{line}; the compiler bisector names {found}" if found else line
+    step = next_step(ladder.get("first"), (ladder.get("bisect") or {}).get("found"))
+    return step or "every stage agrees with eager (eager, aot_eager, aot_eager_decomp_partition, inductor)"

@@ -14,7 +14,7 @@ import os
 import time
 from pathlib import Path
 
-from compile_viz.measurements import Measurement
+from compile_viz.measurements import Measurement, headline_note, next_step
 from compile_viz.verify import kernel_costs, spread
 from compile_viz.verify.correctness import check_correctness
 from compile_viz.verify.ladder import run_ladder
@@ -235,9 +235,21 @@ def run_measurement(torch, *, model, compiled, calls, settings: dict, loss_fn, r
             torch, model=model, args=args, settings=settings, emit=emit,
             make_step=lambda fn, s: make_step(torch, fn, s, loss_fn)))
         _reset_grads(grads)
+        _hint_from_ladder(corr)
     full["method"] = timing_method(torch, settings, latency, waited=waited, load=load)
     full["speedup"], full["speedup_interval"] = _speedup(full)
     return full, summarize(full)
+
+
+def _hint_from_ladder(corr: dict) -> None:
+    """Give a wrong result's note and first failure the ladder's next step as their hint: the hint
+    written before the ladder ran is chosen from the tensor alone (the after-AOT minifier)."""
+    first = (corr.get("ladder") or {}).get("first")
+    if corr.get("status") != "wrong" or not (step := next_step(first)):
+        return
+    corr["note"] = headline_note(corr.get("note"), first)
+    if isinstance(corr.get("first_failure"), dict):
+        corr["first_failure"]["hint"] = step
 
 
 def quiesce_compile_workers(torch) -> bool:
