@@ -6,6 +6,7 @@ its own `warnings`: a line the parser did not understand, or a file that was mis
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_left
 from dataclasses import field, fields
 from functools import cached_property
@@ -453,6 +454,25 @@ class KernelStack:
     def innermost(self) -> tuple[tuple[str, int], ...]:
         """The (file, line) of each stack's innermost frame, sorted, no repeats."""
         return tuple(sorted({(s[-1].file, s[-1].line) for s in self.stacks if s}))
+
+    @property
+    def source_lines(self) -> tuple[tuple[str, int], ...]:
+        """The (file, line) each stack points the user at, sorted, no repeats: its innermost frame
+        outside torch's own files, where the user's code (or a library's) calls into torch (the
+        `flex_attention(...)` call, not torch's flex_attention.py; `F.pad(...)`, not functional.py);
+        the innermost frame when every frame is torch's."""
+        return tuple(sorted({(f.file, f.line) for f in map(user_frame, self.stacks) if f is not None}))
+
+
+# torch's own files: installed (site-packages/torch/…, dist-packages/torch/…) or a source checkout's
+# packages (…/torch/nn/…, …/torch/_higher_order_ops/…); a user's folder named torch is not one
+TORCH_FILE = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]"
+                        r"|[/\\]torch[/\\](?:_[a-z_]+|nn|fx|autograd|distributed|utils|amp|cuda|export)[/\\]")
+
+
+def user_frame(stack: tuple[StackFrame, ...]) -> StackFrame | None:
+    """Return the innermost frame of `stack` outside torch's own files, else its innermost (None if empty)."""
+    return next((f for f in reversed(stack) if not TORCH_FILE.search(f.file)), stack[-1] if stack else None)
 
 
 @frozen(slots=True)

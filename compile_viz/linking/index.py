@@ -98,8 +98,8 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
         traced = stacks.of_launch(i, la.kernel, la.comments.provenance_handle) if stacks is not None else None
         nodes_basis = PROVENANCE if evidence[i] == PROVENANCE else INFERRED
         # the trace's own stacks, when it has them for this launch: exact, backward included
-        if traced is not None and traced.innermost:
-            s_source_lines(link, traced.innermost)
+        if traced is not None and (lines := traced.source_lines):
+            s_source_lines(link, lines)
             s_basis(link, BASES[(nodes_basis, STACK_TRACES)])
         else:
             s_source_lines(link, _source_lines(pg, post_lines, fx_nodes, aot_lines))

@@ -16,11 +16,18 @@ _WRAP = ('<div class="cv-code" style="overflow:auto;max-height:{h}px;font-size:1
 def highlight_code(source: str, *, language: str = "python", first_line: int = 1,
                    marked: tuple[int, ...] = (), height_px: int = 560) -> str:
     """Return `source` as highlighted HTML with line numbers from `first_line`; `marked` lines
-    (numbered like the display) get a background. Pygments escapes the text."""
-    lexer = CppLexer() if language in ("cpp", "c++", "c") else PythonLexer()
+    (numbered like the display) get a background and the class `cv-mark` (a pane scrolls to the
+    first). Pygments escapes the text."""
+    # stripnl=False: by default a lexer drops the source's leading blank lines, which moved every
+    # number and mark of a file that starts with one a line off its text
+    lexer = CppLexer(stripnl=False) if language in ("cpp", "c++", "c") else PythonLexer(stripnl=False)
     fmt = HtmlFormatter(style=STYLE, noclasses=True, linenos="inline", linenostart=first_line,
                         hl_lines=[n - first_line + 1 for n in marked], wrapcode=True)
-    return _WRAP.format(h=height_px, body=highlight(source, lexer, fmt))
+    body = highlight(source, lexer, fmt)
+    if marked:
+        hll = f'<span style="background-color: {fmt.style.highlight_color}">'
+        body = body.replace(hll, f'<span class="cv-mark" style="background-color: {fmt.style.highlight_color}">')
+    return _WRAP.format(h=height_px, body=body)
 
 
 def kernel_language(backend: str) -> str:
@@ -32,8 +39,8 @@ def plain_lines_html(lines: list[tuple[int, str, bool]], *, height_px: int = 360
     """Return numbered lines (number, text, marked) as escaped HTML; marked lines highlighted."""
     rows = []
     for number, text, marked in lines:
-        bg = "background:#fff3bf;" if marked else ""
-        rows.append(f'<div style="{bg}white-space:pre"><span style="color:#999;display:inline-block;'
+        bg, mark = ("background:#fff3bf;", ' class="cv-mark"') if marked else ("", "")
+        rows.append(f'<div{mark} style="{bg}white-space:pre"><span style="color:#999;display:inline-block;'
                     f'width:4em;text-align:right;margin-right:1em">{number}</span>{html.escape(text)}</div>')
     body = '<div style="font-family:monospace;font-size:12px;padding:4px">' + "".join(rows) + "</div>"
     return _WRAP.format(h=height_px, body=body)

@@ -20,6 +20,7 @@ from compile_viz.render.profile import line_times_text
 from compile_viz.render.selection import Selection
 from compile_viz.render.svg import LayoutError, have_dot, svg_panel
 from compile_viz.ui import loaders
+from compile_viz.ui.code_view import code_view
 from compile_viz.ui.graph_widget import graph_widget
 from compile_viz.ui.runs import RunInfo
 
@@ -151,14 +152,20 @@ def source_pane(info: RunInfo, graph: GraphParse, sel: Selection) -> None:
     if not files:
         st.info("The FX graphs name no source lines (no `# File:` comments).")
         return
-    file = files[0] if len(files) == 1 else st.selectbox("Source file", files, key="source_file")
+    # open on the selection's first file that can be read (on this machine or in the run), not on one
+    # (torch's, a library's) that can only show the lines the FX comments quote
+    readable = (f for f in dict.fromkeys(f for f, _ in sel.source_lines) if loaders.load_source(f, info.source_roots))
+    first = next(readable, files[0])
+    file = files[0] if len(files) == 1 else st.selectbox("Source file", files, index=files.index(first),
+                                                         key=f"source_file:{first}")
     marked = {ln for f, ln in sel.source_lines if f == file}
     found = loaders.load_source(file, info.source_roots)
     if found:
         st.caption(f"`{found[0]}`" + (f" · {len(marked)} line(s) feed the selection" if marked else ""))
     else:
         st.caption(f"`{file}` is not on this machine: showing the lines the FX comments quote.")
-    st.html(panels.source_html(found[1] if found else None, snippets.get(file, {}), marked, height_px=320))
+    code_view(panels.source_html(found[1] if found else None, snippets.get(file, {}), marked, height_px=320),
+              key="source_code")
     report = loaders.load_time_report(info.key)  # the job's own profile, when it has one
     if report is not None and (times := line_times_text(report.by_line(), file)):
         st.caption(f"Measured in the profile, this file's lines: {times}")
