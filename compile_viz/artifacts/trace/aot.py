@@ -19,6 +19,10 @@ from dataclasses import replace
 from compile_viz.artifacts.text import GLOG_PREFIX, decode
 from compile_viz.artifacts.trace.model import CompileRecord, Payload, TraceGraph, TraceLog
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from compile_viz.artifacts.trace.index import LogBytes
+
 EXPORTED_PROGRAM = "exported_program"
 WRAPPER = "inductor_aot_wrapper_code"
 KERNEL = "inductor_aot_kernel_code"
@@ -30,9 +34,9 @@ NEEDLES = {"graph_dump": b'{"graph_dump": ', EXPORTED_PROGRAM: b'{"exported_prog
 EXPORT_KIND = "export"
 
 
-def with_aot_payloads(log: TraceLog, data: bytes | str) -> TraceLog:
+def with_aot_payloads(log: TraceLog, data: LogBytes | str) -> TraceLog:
     """The log with its export and AOTInductor payloads given to its graphs (see the module's doc).
-    `data` is the log as the reader read it: bytes, text, or a mapped file (mmap) of a big log."""
+    `data` is the log as the reader read it: bytes, text, or a big log mapped (index.MappedLog)."""
     wanted: dict[str, set[int]] = {}
     for c in log.compiles:
         for name, line in c.artifacts:
@@ -58,17 +62,13 @@ def _entry_starts(raw, wanted: dict[str, set[int]]) -> dict[int, int]:
             if hit < 0:
                 break
             start = raw.rfind(b"\n", 0, hit) + 1
-            line += _newlines(raw, counted, start)
+            line += raw.count(b"\n", counted, start)
             counted = start
             if line in left and raw[start:start + 1] != b"\t":
                 out[line] = start
                 left.discard(line)
             pos = hit + len(needle)
     return out
-
-
-def _newlines(raw, a: int, b: int) -> int:
-    return raw.count(b"\n", a, b) if isinstance(raw, bytes) else raw[a:b].count(b"\n")  # an mmap has no count
 
 
 def _record(record: CompileRecord, raw, starts: dict[int, int]) -> CompileRecord:

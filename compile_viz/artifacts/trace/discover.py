@@ -19,6 +19,7 @@ from compile_viz.artifacts.text import GLOG_PREFIX
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from compile_viz.artifacts.model import GraphFolder, KernelStacks
+    from compile_viz.artifacts.trace.index import LogBytes
     from compile_viz.artifacts.trace.model import TraceParse
 
 SUFFIXES = (".log", ".txt", ".gz", ".trace")
@@ -60,8 +61,9 @@ def is_trace_file(path: str) -> bool:
         return looks_like_trace(fh.read(SNIFF_BYTES))  # a zip's first bytes are never a glog line
 
 
-def trace_logs(path: str, *, skip_dirs: tuple[str, ...] = ()) -> list[tuple[str, bytes]]:
-    """(display path, bytes) of every TORCH_TRACE log at `path`, sorted by name; [] when none.
+def trace_logs(path: str, *, skip_dirs: tuple[str, ...] = ()) -> list[tuple[str, LogBytes]]:
+    """(display path, bytes) of every TORCH_TRACE log at `path`, sorted by name; [] when none. A big
+    plain log on disk comes mapped (index.MappedLog), which every reader takes as it takes bytes.
     Folders named in `skip_dirs` (at any depth: a run's "debug") are not read."""
     if os.path.isfile(path):
         mapped = _mapped(path)
@@ -95,7 +97,7 @@ def _mapped(path: str):
     return mapped
 
 
-def _logs_in(reader: ArtifactReader, wanted) -> list[tuple[str, bytes]]:
+def _logs_in(reader: ArtifactReader, wanted) -> list[tuple[str, LogBytes]]:
     """(path in the reader, bytes) of every TORCH_TRACE log in the folders `wanted(folder)` accepts,
     by folder then by name, gzip ones unpacked."""
     found = []
@@ -143,7 +145,7 @@ def planned_trace(path: str) -> tuple[TraceParse, tuple[GraphJob, ...]]:
     return trace_jobs(path, parse_logs(logs))
 
 
-def parse_logs(logs: list[tuple[str, bytes]]) -> list:
+def parse_logs(logs: list[tuple[str, LogBytes]]) -> list:
     """The TraceLog of each (name, data) of `trace_logs`, in order. A mapped (big) log is read from
     its cached index when one matches it (trace/index_cache.py), else read in a forked copy of this
     process, one a CPU, where that is safe, and its index kept (_parse_one); either way it is
@@ -162,7 +164,7 @@ def parse_logs(logs: list[tuple[str, bytes]]) -> list:
     return [done[i] if i in done else _parse_one(log) for i, log in enumerate(logs)]
 
 
-def _parse_one(log: tuple[str, bytes]):
+def _parse_one(log: tuple[str, LogBytes]):
     from compile_viz.artifacts.trace.aot import with_aot_payloads
     from compile_viz.artifacts.trace.index import MappedLog
     from compile_viz.artifacts.trace.read import parse_trace
@@ -205,7 +207,7 @@ def kernel_stack_fields(reader: ArtifactReader, folders: list[GraphFolder]) -> t
     out, warnings = {}, []
     for (log_name, data), scope in scopes:
         stacks: dict[str, KernelStacks | None] = {}
-        for aot_id, line, text in scan_log(data):
+        for aot_id, line, text in scan_log(data):  # bytes, or a big log mapped: read alike
             parsed = parse_kernel_stacks(text, path=f"{log_name}:{line}")
             warnings.extend(parsed.warnings)
             stacks[aot_id] = None if aot_id in stacks else parsed  # twice: ambiguous

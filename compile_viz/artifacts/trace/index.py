@@ -27,10 +27,80 @@ RELEASE_BYTES = 64 << 20  # the walk gives back the pages behind it in steps of 
 LINE_START = re.compile(rb"\n\n?\t")
 
 
+COUNT_CHUNK = 16 << 20  # a mapped log's count() of one byte reads this much at a time
+
+
 class MappedLog(mmap.mmap):
-    """A plain log on disk, mapped read-only: bytes-like for the reader, with its `path`."""
+    """A plain log on disk, mapped read-only, with its `path`. Every reader of log bytes takes it
+    as it takes bytes (`LogBytes`): besides len, indexing, slicing (which gives bytes), find, rfind
+    and compiled regexes with pos/endpos, which an mmap has, it answers the bytes methods that
+    search without copying the log (count, startswith, endswith, index, rindex) as bytes does. A
+    method that makes a new whole (split, replace, decode) is not here: slice what you need first."""
 
     path: str
+
+    def count(self, sub, start=None, end=None) -> int:
+        """The number of non-overlapping occurrences of `sub` in [start:end], as bytes.count."""
+        s, e = _span(len(self), start, end)
+        sub = _needle(sub)
+        if not sub:
+            return e - s + 1 if s <= e and s <= len(self) else 0
+        n = 0
+        if len(sub) == 1:  # a newline: counted a chunk at a time (no copy of the log, no call per line)
+            for a in range(s, e, COUNT_CHUNK):
+                n += self[a:min(a + COUNT_CHUNK, e)].count(sub)
+            return n
+        while (at := self.find(sub, s, e)) >= 0:
+            n, s = n + 1, at + len(sub)
+        return n
+
+    def startswith(self, prefix, start=None, end=None) -> bool:
+        """Whether [start:end] starts with `prefix` (or one of a tuple of them), as bytes.startswith."""
+        return self._tail(prefix, start, end, at_end=False)
+
+    def endswith(self, suffix, start=None, end=None) -> bool:
+        """Whether [start:end] ends with `suffix` (or one of a tuple of them), as bytes.endswith."""
+        return self._tail(suffix, start, end, at_end=True)
+
+    def index(self, sub, start=None, end=None) -> int:
+        """find(), raising ValueError when `sub` is not there, as bytes.index."""
+        return self._search(self.find, sub, start, end)
+
+    def rindex(self, sub, start=None, end=None) -> int:
+        """rfind(), raising ValueError when `sub` is not there, as bytes.rindex."""
+        return self._search(self.rfind, sub, start, end)
+
+    def _search(self, find, sub, start, end) -> int:
+        s, e = _span(len(self), start, end)
+        at = find(_needle(sub), s, e) if s <= len(self) else -1
+        if at < 0:
+            raise ValueError("subsection not found")
+        return at
+
+    def _tail(self, which, start, end, *, at_end: bool) -> bool:
+        s, e = _span(len(self), start, end)
+        if s > len(self):
+            return False
+        for w in which if isinstance(which, tuple) else (which,):
+            if e - s >= len(w) and self[e - len(w) if at_end else s:e if at_end else s + len(w)] == w:
+                return True
+        return False
+
+
+LogBytes = bytes | MappedLog  # what every reader of a log's bytes takes
+
+
+def _span(size: int, start, end) -> tuple[int, int]:
+    """[start:end] of a buffer of `size` bytes as bytes' methods read them: negatives from the end,
+    then clipped to the buffer (a start past its end is kept, to say "nothing there")."""
+    s = 0 if start is None else start + size if start < 0 else start
+    e = size if end is None else end + size if end < 0 else end
+    return max(s, 0), max(min(e, size), 0)
+
+
+def _needle(sub) -> bytes:
+    """What bytes' methods search for: bytes, or one byte given as an int."""
+    return bytes([sub]) if isinstance(sub, int) else bytes(sub)
 
 
 def map_log(path: str) -> MappedLog:

@@ -15,6 +15,10 @@ import re
 
 from compile_viz.artifacts.model import EXTERN_PREFIX, KernelStack, KernelStacks, ParseWarning, StackFrame
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from compile_viz.artifacts.trace.index import LogBytes
+
 KEY = re.compile(r"^(?P<kernel>.+):(?P<handle>\d+)$")
 FRAME = re.compile(r'^  File "(?P<file>.+)", line (?P<line>\d+), in (?P<function>.+)$')
 # in a TORCH_TRACE log (bytes): the stacks' entry, and the output code's AOT id logged before it
@@ -59,11 +63,11 @@ def parse_stack(text: str) -> tuple[StackFrame, ...]:
     return tuple(frames)
 
 
-def scan_log(data: bytes) -> list[tuple[str, int, str]]:
+def scan_log(data: LogBytes) -> list[tuple[str, int, str]]:
     """(AOT id, log line, payload text) of every stacks entry of a TORCH_TRACE log, found without
     reading the rest of it: the AOT id is that of the output code logged last before the entry
     ("" when none). For a run whose debug folder is parsed already, at a fraction of the cost of
-    artifacts/trace/read.py."""
+    artifacts/trace/read.py. `data` is bytes or a big log mapped (index.MappedLog), read alike."""
     out = []
     pos, line, aot = 0, 1, ""
     for m in LOG_ENTRY.finditer(data):

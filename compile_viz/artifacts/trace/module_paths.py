@@ -15,6 +15,10 @@ import re
 
 from compile_viz.artifacts.frozen import frozen
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from compile_viz.artifacts.trace.index import LogBytes
+
 ENTRY = re.compile(rb'\{"dynamo_output_graph"')
 SIGNATURE = re.compile(r'(\w+): "([^"]*)"')  # NAME: "f32[768, 3072][3072, 1]cuda:0"
 TYPE = re.compile(r"^(?P<dtype>[a-zA-Z]+\d*)(?:\[(?P<shape>[^\]]*)\])?")
@@ -60,7 +64,7 @@ def parse_signature(text: str) -> tuple[DynamoInput, ...]:
     return tuple(out)
 
 
-def scan_dynamo_inputs(data: bytes) -> list[tuple[DynamoInput, ...]]:
+def scan_dynamo_inputs(data: LogBytes) -> list[tuple[DynamoInput, ...]]:
     """The input list of every Dynamo output graph in a TORCH_TRACE log, in log order, found
     without reading the rest of the log (payload lines start with a tab)."""
     out = []

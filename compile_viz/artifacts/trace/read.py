@@ -20,6 +20,7 @@ from compile_viz.artifacts.trace.build import CompileBuilder, compile_id_of, pai
 from compile_viz.artifacts.trace.index import (
     LAZY_PAYLOAD_BYTES,
     RELEASE_BYTES,
+    LogBytes,
     MappedLog,
     PayloadSpan,
     payload_bytes,
@@ -55,7 +56,7 @@ def rank_of(path: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def parse_trace(data: bytes | str, *, path: str, rank: int | None = None) -> TraceLog:
+def parse_trace(data: LogBytes | str, *, path: str, rank: int | None = None) -> TraceLog:
     """Return every compile id of a TORCH_TRACE log; never raises on content. A mapped log
     (index.MappedLog) leaves its big graph payloads in its file, to be read when asked for."""
     source = data.path if isinstance(data, MappedLog) else None
