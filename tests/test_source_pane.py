@@ -6,10 +6,11 @@ under the user's `flex_attention(...)` call): its innermost frame is torch's, wh
 each stack's innermost frame outside torch's own files; the pane opens on the first file of the
 selection it can read, and scrolls to the first marked line.
 
-No fixture holds a FlexAttention capture (it needs a GPU: the template is Triton). The rule is held
-on real stacks that end in torch (wav2vec2's weight norm in torch/nn/utils/parametrizations.py,
-Qwen2-MoE's F.* calls in torch/nn/functional.py) and, through the Viewer, on a real stack of the
-bundled transformer_layer run made FlexAttention-shaped in its TORCH_TRACE log.
+Held on a real FlexAttention capture (tests/fixtures/flex/flex_attention_h100.zip, the H100, from
+tests/third_party/flex_user.py), on other real stacks that end in torch (wav2vec2's weight norm in
+torch/nn/utils/parametrizations.py, Qwen2-MoE's F.* calls in torch/nn/functional.py) and, for the
+pane's choice of file, on a real stack of the bundled transformer_layer run made to pass through a
+library file that is not on this machine.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 
 import pytest
 from test_app_fixtures import fresh_store, no_errors, run_app
@@ -38,6 +40,46 @@ SOFTMAX = 6  # transformer_layer's softmax launch: its one real stack is [transf
 
 def _name(lines) -> list[tuple[str, int]]:
     return [(f.rsplit("/", 1)[-1], n) for f, n in lines]
+
+
+FLEX_RUN = ROOT / "tests" / "fixtures" / "flex" / "flex_attention_h100.zip"
+FLEX_USER = ROOT / "tests" / "third_party" / "flex_user.py"
+TEMPLATE = 3  # the FlexAttention template's launch
+
+
+def test_a_flex_attention_template_marks_the_users_call_line():
+    """The real capture: every stack of the template runs under the user's line 35, the first line of
+    the two-line flex_attention(...) call; before, its lines were torch's flex_attention.py (1690, the
+    HOP call, and the block mask it builds) and the user's line 30 (q, k, v), the line above."""
+    (g,) = parse_path(str(FLEX_RUN)).graphs
+    launch = build_index(g).launches[TEMPLATE]
+    assert launch.kernel.startswith("triton_tem_fused_") and "flex_attention" in launch.kernel
+    traced = g.kernel_stacks.of_launch(TEMPLATE, launch.kernel, g.output_code.launches[TEMPLATE].comments.provenance_handle)
+    assert ("flex_attention.py", 1690) in _name(traced.innermost) and ("flex_user.py", 30) in _name(traced.innermost)
+    assert _name(launch.source_lines) == [("flex_user.py", 30), ("flex_user.py", 35)]
+    assert launch.basis.source_lines == "stack_traces"
+    lines = FLEX_USER.read_text().splitlines()
+    assert lines[34].strip() == "y = flex_attention(q, k, v," and lines[35].strip() == "score_mod=causal)"
+
+
+def test_the_pane_opens_a_flex_attention_launch_on_the_users_call(tmp_path, monkeypatch):
+    for store in fresh_store(tmp_path / "home", SAMPLE_RUNS, monkeypatch):
+        run = store.import_zip(FLEX_RUN)
+        (run.path / "source").mkdir()
+        shutil.copy(FLEX_USER, run.path / "source" / FLEX_USER.name)  # the user's file, in the run
+        (g,) = parse_path(str(run.path)).graphs
+        kernel = g.output_code.launches[TEMPLATE].kernel
+        at = run_app(ROOT / "app.py", run=run.id, kernel=kernel, launch=str(TEMPLATE))
+        no_errors(at)
+        # the stacks name the file where the GPU machine ran it; the FX comments add torch's files after it
+        assert [s.value for s in at.selectbox if s.label == "Source file"] == ["/work/main/tests/third_party/flex_user.py"]
+        assert any(c.value.endswith("flex_user.py` · 2 line(s) feed the selection") for c in at.caption)
+        assert not any("not on this machine" in c.value for c in at.caption)
+        (pane,) = [json.loads(c.proto.json)["html"] for c in at.get("bidi_component")
+                   if "cv-code" in json.loads(c.proto.json).get("html", "")]
+        marked = re.findall(r'<span class="cv-mark"[^>]*>(.*?)\n', pane)
+        assert [re.search(r">(\d+)</span>", m).group(1) for m in marked] == ["30", "35"]
+        assert "flex_attention" in marked[1]
 
 
 def test_a_stack_that_ends_in_torch_points_at_the_line_that_calls_into_it():
