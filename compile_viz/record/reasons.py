@@ -12,6 +12,14 @@ _GB_REASON = re.compile(r"Graph Break Reason:\s*(?P<reason>.*?)(?:\nUser code tr
 _RECOMPILE = re.compile(r"Recompiling function (?P<function>\S+) in (?P<file>.+?):(?P<line>\d+)")
 _GUARD = re.compile(r"^\s*-\s*(?P<guard>.+)$", re.M)
 MAX_REASON = 300
+# Triton's CompilationError says (triton/compiler/errors.py, CompilationError._format_message):
+# "at LINE:COL:", then the kernel's source up to LINE (its last 12 lines at most), a caret under COL
+# on a line of its own, then the error. Triton before 3.0 put no newline after "at LINE:COL:".
+_TRITON_AT = re.compile(r"^at (?P<line>\d+):(?P<col>\d+):(?P<rest>.*)$")
+_TRITON_CARET = re.compile(r"^ *\^$")
+_TRITON_DEF = re.compile(r"^\s*def\s+(?P<name>\w+)\s*\(", re.M)
+CARET_MARK = "▸"  # where Triton's caret points, in the one line
+KERNEL_NAME_SHOWN = 80  # a longer kernel name keeps its head and its tail (the tail tells it from its twins)
 
 
 def one_line(text: str, limit: int = MAX_REASON) -> str:
@@ -89,11 +97,42 @@ def exception_reason(exc: BaseException, phase: str) -> str:
         if type(e).__name__ == "OutOfMemoryError" or "CUDA out of memory" in str(e):
             return one_line(f"CUDA out of memory while {phase}: {_first_line(e)}")
     for e in chain:
-        if type(e).__name__ == "CompilationError" or "triton" in type(e).__module__.lower():
-            return one_line(f"Triton compile error while {phase}: {type(e).__name__}: {_first_line(e)}")
+        if type(e).__name__ == "CompilationError" or type(e).__module__.split(".")[0] == "triton":
+            src = getattr(e, "src", None)  # the kernel's whole source, where its def line always is
+            return one_line(f"Triton compile error while {phase}: {type(e).__name__}"
+                            f"{triton_error(str(e), src if isinstance(src, str) else None)}")
     if "BackendCompilerFailed" in names or "InductorError" in names:
         inner = chain[-1]
         return one_line(f"Inductor failed while {phase}: {type(inner).__name__}: {_first_line(inner)}")
     if names[0] in ("Unsupported", "UserError") and phase == "compiling":
         return one_line(f"Dynamo could not trace the model (fullgraph?): {_first_line(exc)}")
     return one_line(f"model raised {type(exc).__name__} while {phase}: {_first_line(exc)}")
+
+
+def triton_error(text: str, src: str | None = None) -> str:
+    """Return Triton's CompilationError message as the tail of one line: " in KERNEL at L:C: the
+    offending source line, CARET_MARK where the caret points: the error". The kernel is named by the
+    def line of `src` (the exception's kernel source) or else of the message's excerpt; a message in
+    another shape gives ": its first line"."""
+    lines = text.strip("\n").split("\n")
+    m = _TRITON_AT.match(lines[0].strip())
+    if m is None:
+        return f": {lines[0].strip()}" if lines[0].strip() else ""
+    excerpt = ([m["rest"]] if m["rest"].strip() else []) + lines[1:]
+    caret = next((i for i, line in enumerate(excerpt) if _TRITON_CARET.match(line)), None)
+    kernel = _TRITON_DEF.search(src or "") or _TRITON_DEF.search("\n".join(excerpt[:caret]))
+    out = (f" in {_short(kernel['name'])}" if kernel else "") + f" at {m['line']}:{m['col']}:"
+    error = excerpt
+    if caret:  # the line above the caret, marked where it points
+        line, col = excerpt[caret - 1], len(excerpt[caret]) - 1
+        out += f" {(line[:col] + CARET_MARK + line[col:]).strip()}"
+        error = excerpt[caret + 1:]
+    said = " ".join(" ".join(error).split())
+    return out + (f" {said}" if said and not caret else f": {said}" if said else "")
+
+
+def _short(name: str) -> str:
+    if len(name) <= KERNEL_NAME_SHOWN:
+        return name
+    half = (KERNEL_NAME_SHOWN - 1) // 2
+    return f"{name[:half]}…{name[-half:]}"
