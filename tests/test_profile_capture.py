@@ -64,11 +64,38 @@ def test_record_profile_of_an_unchanged_training_script(tmp_path):
     assert profile["files"] == [f"profile/{traces[0].name}"] and "reason" not in profile
     assert (profile["warmup"], profile["steps"]) == (2, 3)
     [proc] = profile["processes"]
-    assert proc["profiled_steps"] == 3 and proc["optimizer_steps"] == 5 and not proc["stopped_at_exit"]
+    assert proc["profiled_steps"] == 3 and not proc["stopped_at_exit"]
+    # steady steps: the window opens after the warm-up at the first step that compiled nothing (this
+    # script's graph break compiles more frames in its second step), and no step inside it compiled
+    first = proc["first_step"]
+    assert first >= 3 and proc["last_step"] == first + 2 == proc["optimizer_steps"] and proc["compiled_steps"] == []
+    assert f"(step {first - 1} compiled nothing)" in proc["why"]
     _assert_compiled_kernels_in(traces[0])
-    assert json.loads(traces[0].read_text())["compile_viz_steps"] == 3
-    assert f"compile-viz: profiled 3 steps after 2: profile/{traces[0].name}" in done.stderr
+    doc = json.loads(traces[0].read_text())
+    assert doc["compile_viz_steps"] == 3 and doc["compile_viz_first_step"] == first
+    assert f"compile-viz: profiled steps {first}-{first + 2}, {proc['why']}: profile/{traces[0].name}" in done.stderr
+    assert not any(str(e.get("name", "")).endswith(" (dynamo_timed)") for e in doc["traceEvents"])
     _assert_launches_timed(run, steps=3)
+
+
+@pytest.mark.slow
+def test_record_profile_sets_a_recompile_apart(tmp_path):
+    """A job whose last step recompiles at another length inside the profiled window (issue 33): the
+    window is written, re-armed, and kept when the job ends; the recompile's host time is reported
+    apart from the launches, with the step it fell in."""
+    done = _cli("record", "--home", str(tmp_path / "home"), "--profile", "--profile-warmup", "2",
+                "--profile-steps", "3", "--", sys.executable, str(JOBS / "train_gpt2_lengths.py"), "--steps", "5",
+                "--change-at", "4", "--layers", "1", "--width", "64", "--batch", "2", "--seq", "32", "--seq2", "24",
+                cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    run, meta = _run(done)
+    [proc] = meta["job"]["profile"]["processes"]
+    assert proc["last_step"] == 5 and proc["compiled_steps"] == [5], proc
+    assert "step 5 compiled inside the window" in proc["why"] and "job ended before a quiet window" in proc["why"]
+    report = json.loads(_cli("profile", str(run), "--json", cwd=run).stdout)["profile"]
+    assert report["compile"]["steps"] == [5] and report["compile"]["host_us"] > 0
+    shown = _cli("profile", str(run), cwd=run).stdout
+    assert "step 5 compiled: " in shown.splitlines()[0] and "not counted" in shown.splitlines()[0]
 
 
 @pytest.mark.slow

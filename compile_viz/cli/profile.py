@@ -10,6 +10,7 @@ import sys
 from compile_viz.artifacts import DiscoveryError, profile_files
 from compile_viz.compare.sides import CompareError, run_path
 from compile_viz.linking.time_report import time_report
+from compile_viz.render.profile import summary_line
 from compile_viz.render.profile_export import perfetto_trace
 from compile_viz.store import RunStore
 
@@ -45,10 +46,7 @@ def run(args) -> int:
     if args.json:
         print(json.dumps({"profile": report.summary, "launches": [r.to_json() for r in report.rows]}, indent=1))
         return 0
-    s = report.summary
-    share = f", {s['compiled_share']:.0%} of it in compiled graphs" if s.get("compiled_share") is not None else ""
-    print(f"{s['steps']} profiled steps, {s['total_us'] / 1e3:.2f} ms of {s['device']} time{share}; "
-          f"{s['launches_timed']} of {s['launches']} launches timed, {s['joined_us'] / 1e3:.2f} ms joined")
+    print(summary_line(report.summary))
     for r in report.rows[:args.top]:
         where = f"{r.source_lines[0][0].rsplit('/', 1)[-1]}:{r.source_lines[0][1]}" if r.source_lines else ""
         print(f"{r.total_us / 1e3:8.3f} ms {r.share:6.1%}  {r.calls:3d}x  {r.label} #{r.launch} {r.kernel}"

@@ -175,7 +175,7 @@ def join_profiles(graphs: Sequence[GraphParse], profiles: Sequence[Profile], ran
                 continue
             acc = per_graph[graph.id]
             acc["calls"] += 1
-            acc["region_us"] += region.dur_us
+            acc["region_us"] += region.dur_us - region.compile_us  # a call that compiled: its compile apart
             mine_owned: dict = {}
             acc["left"] += _walk(graph, region, acc["totals"], acc["counts"], acc["missing"], mine_owned)
             owners.update({(profile.path, *key): (graph.id, launch) for key, launch in mine_owned.items()})
@@ -205,4 +205,16 @@ def join_profiles(graphs: Sequence[GraphParse], profiles: Sequence[Profile], ran
         "launches_timed": sum(len(gt.times) for gt in out.values()),
         "launches": sum(len(gt.times) + len(gt.reasons) for gt in out.values()),
     }
+    work = [p.compile for p in profiles if p.compile is not None]
+    if work:  # the window spanned a compile: what was set apart, and where
+        names: dict[str, float] = defaultdict(float)
+        for w in work:
+            for name, us in w.names:
+                names[name] += us
+        summary["compile"] = {
+            "host_us": round(sum(w.host_us for w in work), 3), "device_us": round(sum(w.device_us for w in work), 3),
+            "kernels": sum(w.kernels for w in work), "steps": sorted({s for w in work for s in w.steps}),
+            "calls_compiled": sum(1 for p in profiles for r in p.regions if r.compile_us),
+            "top": [[name, round(us, 3)] for name, us in sorted(names.items(), key=lambda i: -i[1])[:5]],
+        }
     return RunTime(out, tuple(profiles), unjoined, summary, owners)

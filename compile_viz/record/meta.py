@@ -166,8 +166,14 @@ def profile_note(meta: dict) -> str | None:
     if not profile.get("files"):
         return profile.get("reason") or "no profile"
     files = profile["files"]
-    return f"profiled {profile['steps']} steps after {profile['warmup']}: " + (
-        ", ".join(files) if len(files) <= 3 else f"{len(files)} traces in profile/")
+    where = ", ".join(files) if len(files) <= 3 else f"{len(files)} traces in profile/"
+    first = next((p for p in profile.get("processes") or () if p.get("first_step")), None)
+    if first is None:  # recorded before the window said which steps it took
+        return f"profiled {profile['steps']} steps after {profile['warmup']}: {where}"
+    span = f"steps {first['first_step']}-{first['last_step']}" if first["last_step"] > first["first_step"] \
+        else f"step {first['first_step']}"
+    who = "" if len(files) == 1 else f" (rank {first['rank']}; each rank its own)" if first.get("rank") is not None else ""
+    return f"profiled {span}{who}, {first.get('why') or 'after the warm-up'}: {where}"
 
 
 def kept_note(meta: dict) -> str | None:
