@@ -37,9 +37,12 @@ class Matcher:
         self.extended: dict[tuple, tuple] = {}  # template nodes -> _state
         self.plans: dict[tuple, tuple] = {}  # template -> _plan
         self.targets: dict[str, list[str]] = {}  # extern op -> the graph's targets it matches
+        self.fed_cands: dict[str, list] = {}  # extern op -> [first not taken, its targets' nodes in order]
         self.extern_taken: set[str] = set()  # nodes placed on an extern call
         self.claimed: dict = {}  # (kernel, direction) -> positions of the instances placed
         self.leaves: dict[str, frozenset[str]] = {}  # node -> _leaves
+        self.consts: dict[str, tuple[str, ...] | None] = {}  # node -> _constants (read at every candidate)
+        self.getitems: dict[int, tuple] = {}  # id of a launch's set -> (the set, _with_getitems)
 
     def claim(self, key: str, names: list[str]) -> None:
         positions = [self.pos[n] for n in names if n in self.pos]
@@ -63,10 +66,7 @@ class Matcher:
             while reuses and b not in written and b in reuses:
                 b = reuses[b]
             if b in written:
-                for n in written[b]:
-                    avail.add(n)
-                    avail.update(u for u in users.get(n, ()) if (g := nodes.get(u)) is not None
-                                 and g.target == "operator.getitem")
+                avail |= self._with_getitems(written[b])
             elif b in elements:
                 parent, k = elements[b]
                 avail.update(u for n in written.get(parent, ()) for u in users.get(n, ())
@@ -75,6 +75,19 @@ class Matcher:
             elif b in nodes:
                 avail.add(b)
         return avail
+
+    def _with_getitems(self, names: set[str]) -> frozenset[str]:
+        """`names` and the tuple elements (`getitem`) taken of them: what a launch that wrote them
+        passes on. Once per launch's set, not once per buffer that reads it (a launch's set is not
+        changed once written; the set itself is kept with it, so an id is never reused)."""
+        hit = self.getitems.get(id(names))
+        if hit is not None and hit[0] is names:
+            return hit[1]
+        users, nodes = self.users, self.nodes
+        out = frozenset((*names, *(u for n in names for u in users.get(n, ())
+                                   if (g := nodes.get(u)) is not None and g.target == "operator.getitem")))
+        self.getitems[id(names)] = (names, out)
+        return out
 
     def extern(self, la: KernelLaunch, avail: set[str] | None = None) -> set[str]:
         """The node behind an extern call: the first, in graph order, whose inputs are what the
@@ -88,7 +101,7 @@ class Matcher:
         if avail:
             # the scheduler may launch them in another order than the graph's (a backward's
             # weight and input gradients): read what the call is passed
-            found = self._fed(targets, avail)
+            found = self._fed(op, targets, avail)
             if found is not None:
                 self.last_anchor[op] = self.pos[found]
                 self.extern_taken.add(found)
@@ -109,13 +122,21 @@ class Matcher:
         self.extern_taken.add(self.order[first].name)
         return {self.order[first].name}
 
-    def _fed(self, targets: list[str], avail: set[str]) -> str | None:
+    def _fed(self, op: str, targets: list[str], avail: set[str]) -> str | None:
         """The first node of `targets` not yet taken whose tensor inputs, through views, are all
         in `avail`; None when none is."""
-        cands = sorted(p for t in targets for p in self.by_target[t])
-        for p in cands:
-            name = self.order[p].name
-            if name in self.extern_taken:
+        cands = self.fed_cands.get(op)
+        if cands is None:  # the targets' nodes in graph order, sorted once per op, not once per call
+            order = self.order
+            cands = self.fed_cands[op] = [0, [order[p].name for p in sorted(p for t in targets for p in self.by_target[t])]]
+        taken, names = self.extern_taken, cands[1]
+        start = cands[0]
+        while start < len(names) and names[start] in taken:  # taken nodes stay taken: skipped once
+            start += 1
+        cands[0] = start
+        for i in range(start, len(names)):
+            name = names[i]
+            if name in taken:
                 continue
             leaves = self._leaves(name)
             if leaves and leaves <= avail:
@@ -256,7 +277,7 @@ class Matcher:
             anchor = self.nodes[key[0]]
             positions = self.anchor_at.get(anchor.name)
             if positions is None:
-                positions = [p for p in self.by_target.get(anchor.target, []) if _same_op(anchor, self.order[p])]
+                positions = [p for p in self.by_target.get(anchor.target, []) if self._same_op(anchor, self.order[p])]
                 self.anchor_at[anchor.name] = positions
             state = self.extended[key] = (positions, {}, list(range(len(positions) + 1)))
         return state
@@ -277,11 +298,11 @@ class Matcher:
         """Map the template onto the graph starting from `start` in the order of its `_plan`;
         None when the shape differs."""
         mapping = {tnodes[0].name: start.name}
-        if not _same_op(tnodes[0], start):
+        if not self._same_op(tnodes[0], start):
             return None
         used = {start.name}
         steps, pending = plan
-        nodes, users = self.nodes, self.users
+        nodes, users, consts = self.nodes, self.users, self._constants
         # `_same_op(t, g)` written out, each test once per candidate
         for t, through_users, ref, k, target, nargs, dtype, shape, constants in steps:
             gref = mapping[ref]
@@ -291,7 +312,7 @@ class Matcher:
                     args = g.args
                     if (g.target == target and len(args) == nargs and args[k] == gref and u not in used
                             and g.dtype == dtype and g.shape == shape
-                            and (constants is None or _constants(g) == constants)):
+                            and (constants is None or consts(g) == constants)):
                         cand = u
                         break
                 else:
@@ -301,7 +322,7 @@ class Matcher:
                 if len(args) > k and (cand := args[k]) not in used:
                     c = nodes[cand]
                     if not (c.target == target and len(c.args) == nargs and c.dtype == dtype and c.shape == shape
-                            and (constants is None or _constants(c) == constants)):
+                            and (constants is None or consts(c) == constants)):
                         return None
                 else:
                     return None
@@ -316,7 +337,7 @@ class Matcher:
                 cands = self.by_target.get(t.target, [])
                 cut = bisect_right(cands, start_pos - 1)
                 fits = [self.order[p].name for p in (reversed(cands[:cut + 1]) if backward else cands[cut:])
-                        if self.order[p].name not in used and _same_op(t, self.order[p])]
+                        if self.order[p].name not in used and self._same_op(t, self.order[p])]
                 # one joined to the nodes mapped so far through views the template leaves out
                 # (a clone of an expanded view of this layer's key), else the nearest
                 hit = next((c for c in fits if not self._leaves(c).isdisjoint(used)
@@ -326,6 +347,25 @@ class Matcher:
                 mapping[t.name] = hit
                 used.add(hit)
         return mapping
+
+    def _same_op(self, a: FxNode, b: FxNode) -> bool:
+        """Same op, constants, arity, and (a kernel is specialised to them) dtype and shape."""
+        return (
+            a.target == b.target
+            and len(a.args) == len(b.args)
+            and a.dtype == b.dtype
+            and a.shape == b.shape
+            and ((ca := self._constants(a)) is None or ca == self._constants(b))
+        )
+
+    def _constants(self, n: FxNode) -> tuple[str, ...] | None:
+        """`_constants(n)`, once per node of the graph."""
+        consts = self.consts
+        name = n.name
+        if name in consts:
+            return consts[name]
+        out = consts[name] = _constants(n)
+        return out
 
     def _plan(self, tnodes: list[FxNode]) -> tuple[list[tuple], list[FxNode]]:
         """The order in which `_extend` maps a template's nodes, each through which mapped
@@ -355,7 +395,7 @@ class Matcher:
             pending = rest
         # each step with the template node's op, arity, dtype, shape and constants: what
         # `_same_op` compares, read once here rather than at every candidate
-        steps = [(t, through_users, ref, k, t.target, len(t.args), t.dtype, t.shape, _constants(t))
+        steps = [(t, through_users, ref, k, t.target, len(t.args), t.dtype, t.shape, self._constants(t))
                  for t, through_users, ref, k in steps]
         plan = self.plans[key] = (steps, pending)
         return plan
@@ -383,15 +423,6 @@ def _next_live(skip: list[int], i: int) -> int:
     return root
 
 
-def _same_op(a: FxNode, b: FxNode) -> bool:
-    """Same op, constants, arity, and (a kernel is specialised to them) dtype and shape."""
-    return (
-        a.target == b.target
-        and len(a.args) == len(b.args)
-        and a.dtype == b.dtype
-        and a.shape == b.shape
-        and ((ca := _constants(a)) is None or ca == _constants(b))
-    )
 
 
 # ops whose constant a generated kernel takes as an argument, not in its code: every layer's
