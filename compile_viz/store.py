@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS runs (
 """
 
 
-SEARCHED = ("id", "model", "device", "mode", "dtype", "reason", "kind", "command")  # what list_runs(query) looks in
+# what list_runs(query) looks in: the Runs page's search and `compile-viz runs QUERY`
+SEARCHED = ("id", "model", "status", "device", "mode", "dtype", "reason", "kind", "command")
 
 
 class StoreError(Exception):
@@ -193,7 +194,7 @@ class RunStore:
 
     def list_runs(self, query: str | None = None, *, status: str | None = None,
                   limit: int | None = None) -> list[Run]:
-        """Return runs newest first; `query` matches id, model, device, mode, dtype or reason."""
+        """Return runs newest first; `query` matches any of SEARCHED (id, model, status, device...)."""
         self.sync()
         sql, args = "SELECT id FROM runs WHERE 1=1", []
         if query:

@@ -80,3 +80,47 @@ def test_viewer_shows_the_error_then_the_graph(failed, viewer_env):
     assert any(s.label == "Kernel launch" and len(s.options) > 1 for s in at.selectbox)
     svg = [json.loads(c.proto.json)["html"] for c in at.get("bidi_component")]
     assert any("<svg" in s for s in svg)
+
+
+@pytest.fixture
+def store_with_failed(failed, tmp_path, monkeypatch):
+    """A fresh store holding a copy of the failed capture, a bundled capture imported (complete) and a
+    recorded 2-GPU job; (store, failed run id, complete run id)."""
+    import shutil
+
+    from compile_viz.store import RunStore
+
+    _, _, run = failed
+    home = tmp_path / "home"
+    shutil.copytree(run, home / "runs" / run.name)
+    store = RunStore(home)
+    complete = store.import_zip(ROOT / "sample_runs" / "mlp_gelu.zip").id
+    store.import_zip(ROOT / "tests" / "fixtures" / "jobs" / "gpt2_ddp_2gpu.zip")
+    monkeypatch.setenv("COMPILE_VIZ_HOME", str(home))
+    monkeypatch.setenv("COMPILE_VIZ_SAMPLE_RUNS", str(tmp_path / "none"))
+    monkeypatch.setenv("COMPILE_VIZ_WARM", "0")
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield store, run.name, complete
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def test_the_runs_table_shows_blanks_and_its_search_finds_a_status(store_with_failed):
+    """Issue 33.8b: a cell a run has nothing for is blank, not "None"; searching "failed" finds the
+    failed run, "complete" the others."""
+    _, failed_id, complete = store_with_failed
+    at = AppTest.from_string("from compile_viz.ui import runs_page\nruns_page.page()\n", default_timeout=60).run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert len(table) == 3 and not table.isna().any().any()
+    assert not any(str(cell) in ("None", "nan") for cell in table.to_numpy().ravel())
+    capture = table[table["id"] == complete].iloc[0]
+    assert [capture[c] for c in ("ranks", "exit", "wall s", "command")] == ["", "", "", ""]
+    job = table[table["kind"] == "job"].iloc[0]
+    assert job["ranks"] == "2" and job["exit"] == "0" and float(job["wall s"]) > 0
+    at.text_input[0].set_value("failed").run()
+    assert list(at.dataframe[0].value["id"]) == [failed_id]
+    at.text_input[0].set_value("complete").run()
+    assert failed_id not in list(at.dataframe[0].value["id"]) and len(at.dataframe[0].value) == 2
+

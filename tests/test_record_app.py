@@ -52,7 +52,7 @@ def test_the_runs_page_shows_a_jobs_command_and_ranks(env):
     no_errors(at)
     table = at.dataframe[0].value
     row = table[table["id"] == run.id].iloc[0]
-    assert row["kind"] == "job" and row["ranks"] == 2 and row["exit"] == 0
+    assert row["kind"] == "job" and row["ranks"] == "2" and row["exit"] == "0"  # the table's cells are text
     assert row["command"] == "torchrun --nproc-per-node 2 tests/jobs/train_gpt2_dist.py --strategy ddp"
     assert row["device"] == "cuda" and "bfloat16" in row["dtype"]
     at.text_input[0].set_value("train_gpt2_dist.py").run()  # a job is found by its command line

@@ -11,7 +11,7 @@ from compile_viz.store import RunStore, StoreError, job_command
 
 def register(sub) -> None:
     p = sub.add_parser("runs", help="list stored runs, newest first")
-    p.add_argument("query", nargs="?", help="text to search in id, model, device, mode, dtype, reason, kind "
+    p.add_argument("query", nargs="?", help="text to search in id, model, status, device, mode, dtype, reason, kind "
                                             "(capture, job, import) and a recorded job's command line")
     p.add_argument("--status", choices=("complete", "failed"))
     p.add_argument("--limit", type=int, default=50)

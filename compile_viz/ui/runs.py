@@ -223,9 +223,16 @@ def run_row(run: Run) -> dict:
     job = run.meta.get("job") or {}
     ranks = [r for r in job.get("ranks") or [] if r is not None]
     measured = MeasureSummary.from_json(run.meta.get("measure"))
-    return {"id": run.id, "model": run.model, "kind": run.kind, "status": run.status,
-            "result": measured.wrong_badge if measured else "", "created": run.meta.get("created", ""),
-            "device": run.settings.get("device", ""),
-            "dtype": run.settings.get("dtype") or "", "ranks": len(ranks) or None,
-            "exit": job.get("exit_code"), "wall s": job.get("wall_s"), "command": run.command,
-            "reason": run.reason or ""}
+    row = {"id": run.id, "model": run.model, "kind": run.kind, "status": run.status,
+           "result": measured.wrong_badge if measured else "", "created": run.meta.get("created"),
+           "device": run.settings.get("device"), "dtype": run.settings.get("dtype"), "ranks": len(ranks) or None,
+           "exit": job.get("exit_code"), "wall s": job.get("wall_s"), "command": run.command, "reason": run.reason}
+    return {name: _cell(value) for name, value in row.items()}
+
+
+def _cell(value) -> str:
+    """A cell of the Runs table as text: blank for what a run does not have (a capture's ranks, exit
+    code, wall time; a job's device), which the table would show as "None"."""
+    if value is None:
+        return ""
+    return f"{value:.1f}" if isinstance(value, float) else str(value)

@@ -37,7 +37,7 @@ def _error(message: str, details: str) -> None:
 def page() -> None:
     store = loaders.get_store()
     st.subheader("Runs")
-    query = st.text_input("Search runs", placeholder="model, id, device, reason…")
+    query = st.text_input("Search runs", placeholder="model, id, status, device, reason…")
     runs = store.list_runs(query or None, limit=MAX_LISTED)
     if runs:
         rows = [run_row(r) for r in runs]
