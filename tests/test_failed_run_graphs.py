@@ -124,3 +124,23 @@ def test_the_runs_table_shows_blanks_and_its_search_finds_a_status(store_with_fa
     at.text_input[0].set_value("complete").run()
     assert failed_id not in list(at.dataframe[0].value["id"]) and len(at.dataframe[0].value) == 2
 
+
+@pytest.mark.parametrize("pair", ["failed-failed", "complete-failed"])
+def test_compare_says_a_side_failed_and_counts_nothing_same(store_with_failed, pair):
+    """Issue 33.8c: the Compare page said "2 same" of a failed run against itself; it says which side
+    failed and why, shows the pair's numbers, and matches no launches as same or changed."""
+    _, failed_id, complete = store_with_failed
+    a = failed_id if pair == "failed-failed" else complete
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.query_params.update(run=a, compare=failed_id)
+    at.run()  # ?compare= opens the Compare page
+    assert not at.exception, [e.value for e in at.exception]
+    warnings = [w.value for w in at.warning if "failed" in w.value]
+    reason = "model raised RuntimeError while compiling: the loss is broken on purpose"
+    expected = (f"A failed ({reason}) and B failed ({reason}): their graphs are those compiled before they failed"
+                if pair == "failed-failed" else f"B failed ({reason}): its graphs are those compiled before it failed")
+    assert warnings == [expected + ", so launches are not counted as same or changed"]
+    bodies = "\n".join(h.proto.body for h in at.get("html"))
+    assert 'data-label="launches"' in bodies  # the pair's numbers
+    assert "Launches matched" not in "\n".join(m.value for m in at.markdown)
+    assert not any(s.label == "Group" for s in at.selectbox)

@@ -13,6 +13,7 @@ from compile_viz.compare import (
     Row,
     diff_json,
     diff_runs,
+    failed_note,
     graph_costs,
     graph_rows,
     load_side,
@@ -89,11 +90,13 @@ def group_line(g: MatchGroup) -> str:
     return f"  {g.cls:<10} {_refs(g.a)}  ->  {_refs(g.b)}  | {nodes}{times}"
 
 
-def _graph_lines(diff, gm: GraphMatch, show_same: bool) -> list[str]:
+def _graph_lines(diff, gm: GraphMatch, show_same: bool, *, groups: bool = True) -> list[str]:
     a_index = diff.a.indexes.get(gm.a) if gm.a else None
     b_index = diff.b.indexes.get(gm.b) if gm.b else None
     lines = ["", f"graph {gm.a or '(none)'}  <->  {gm.b or '(none)'}  [{gm.kind}]"]
     lines += _rows(graph_rows(a_index, b_index, graph_costs(diff.a, gm.a), graph_costs(diff.b, gm.b)), "  ")
+    if not groups:  # a side failed (failed_note): its launches are not counted as same or changed
+        return lines
     counts = gm.counts()
     lines.append("  groups: " + ", ".join(f"{counts[c]} {c}" for c in CLASSES if counts[c]))
     lines += [group_line(g) for g in gm.groups if show_same or g.cls != SAME]
@@ -107,6 +110,9 @@ def text_lines(diff, *, show_same: bool = False) -> list[str]:
     lines += _rows(run_rows(diff.a, diff.b))
     if note := timing_note(diff.a, diff.b):
         lines.append(note[1])
+    failed = failed_note(diff.a, diff.b)
+    if failed:
+        lines.append(failed)
     for gm in diff.graphs:
-        lines += _graph_lines(diff, gm, show_same)
+        lines += _graph_lines(diff, gm, show_same and not failed, groups=not failed)
     return lines

@@ -14,12 +14,12 @@ from compile_viz.compare.match import match_graph
 from compile_viz.compare.model import CLASSES, SAME, GraphMatch, LaunchRef, MatchGroup
 from compile_viz.compare.pairing import pair_graphs
 from compile_viz.compare.sides import CompareError, Side, load_side, make_side
-from compile_viz.compare.summary import Row, graph_rows, row_json, run_rows, timing_note
+from compile_viz.compare.summary import Row, failed_note, graph_rows, row_json, run_rows, timing_note
 from compile_viz.measurements import GraphCosts
 
 __all__ = ["CLASSES", "SAME", "CompareError", "GraphMatch", "LaunchRef", "MatchGroup", "Row", "RunDiff", "Side",
-           "diff_json", "diff_runs", "graph_costs", "graph_rows", "load_side", "make_side", "match_pair", "pairs_of",
-           "row_json", "run_rows", "timing_note"]
+           "diff_json", "diff_runs", "failed_note", "graph_costs", "graph_rows", "load_side", "make_side", "match_pair",
+           "pairs_of", "row_json", "run_rows", "timing_note"]
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,13 @@ class Side:
         return len(self.meta.get("graph_breaks") or ()) or len(self.parse.graph_breaks)
 
     @property
+    def failed(self) -> str | None:
+        """The run's one-line reason when it failed (its graphs are those compiled before it did), else None."""
+        if self.meta.get("status") != "failed":
+            return None
+        return str(self.meta.get("reason") or "no reason recorded")
+
+    @property
     def compile_s(self) -> float | None:
         value = (self.meta.get("timings") or {}).get("compile_s")
         return value if isinstance(value, (int, float)) else None

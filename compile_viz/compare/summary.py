@@ -80,6 +80,17 @@ def _intervals(sa: MeasureSummary, sb: MeasureSummary, low: str, high: str, unit
     return f"; intervals: A {one(sa)}, B {one(sb)}"
 
 
+def failed_note(a: Side, b: Side) -> str | None:
+    """One line when either run failed: which and why, and that its launches are not counted as same
+    or changed (a failed run holds only the graphs compiled before it failed; matched against a
+    complete run they would read as a verdict on a compile that never finished). None otherwise."""
+    failed = [f"{name} failed ({side.failed})" for name, side in (("A", a), ("B", b)) if side.failed]
+    if not failed:
+        return None
+    graphs = "their graphs are those compiled before they" if len(failed) > 1 else "its graphs are those compiled before it"
+    return " and ".join(failed) + f": {graphs} failed, so launches are not counted as same or changed"
+
+
 def timing_note(a: Side, b: Side) -> tuple[bool | None, str] | None:
     """Return (comparable, one sentence) on whether the two runs' timings compare; None unless both were measured."""
     if a.measurement is None or b.measurement is None:

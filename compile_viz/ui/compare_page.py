@@ -13,6 +13,7 @@ from compile_viz.compare import (
     GraphMatch,
     MatchGroup,
     Side,
+    failed_note,
     graph_costs,
     graph_rows,
     make_side,
@@ -112,16 +113,24 @@ def page() -> None:
     st.html(rows_html(summary_rows(a, b), "A", "B"))
     if note := timing_note(a, b):
         (st.caption if note[0] else st.warning)(note[1])
+    failed = failed_note(a, b)
+    if failed:
+        st.warning(failed)
     overrides = parse_pairs(state.get("pair"))
     pairs = pairs_of(a, b, overrides)
     _pair_of_compile(a_key, b_key, a, b, pairs)
     a_id, b_id = _graph_pair(a, b, pairs, overrides)
+    pair_rows = rows_html(graph_rows(a.indexes.get(a_id), b.indexes.get(b_id), graph_costs(a, a_id),
+                                     graph_costs(b, b_id)), "A", "B")
+    if failed:  # the pair's numbers, no launch matched as same or changed
+        st.markdown("##### This pair of graphs")
+        st.html(pair_rows)
+        return
     gm = _match(a_key, b_key, a_id, b_id, a_rank, b_rank)
     left, right = st.columns([2, 3], gap="small")
     with left:
         st.markdown("##### This pair of graphs")
-        st.html(rows_html(graph_rows(a.indexes.get(a_id), b.indexes.get(b_id), graph_costs(a, a_id),
-                                     graph_costs(b, b_id)), "A", "B"))
+        st.html(pair_rows)
     with right:
         st.markdown("##### Launches matched by the FX nodes they cover")
         st.html(counts_html(dict(gm.counts())))
