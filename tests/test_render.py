@@ -185,9 +185,14 @@ def test_source_pane_marks_lines_in_the_file_and_falls_back_to_snippets():
 
 
 def test_summary_cards_count_kernels_and_externs(mlp):
-    graph, index = mlp
-    cards = {c.label: c.value for c in graph_cards(graph, index)}
+    """The cards and the layout line read one GraphSummary (the linking layer's, not the hand index's)."""
+    from compile_viz.linking import build_index
+    from compile_viz.render.summary import launch_counts
+
+    index = build_index(mlp[0])
+    cards = {c.label: c.value for c in graph_cards(index)}
     assert cards["kernels"] == "2" and cards["extern calls"] == "3" and cards["launches"] == "2"
+    assert launch_counts(index.summary) == "2 launches, 3 extern calls"
 
 
 def test_cards_wrap_and_keep_versions_and_device_whole():
@@ -232,7 +237,7 @@ def test_every_view_renders_on_captures_nobody_here_wrote(source):
             for view in (GraphView(graph=fx_name), GraphView(graph=fx_name, collapsed=True)):
                 dot = fx_dot(fx, index, view)
                 assert dot.startswith("digraph") and dot.rstrip().endswith("}")
-        assert cards_html(graph_cards(graph, index))
+        assert cards_html(graph_cards(index))
         assert "<table" in panels.groups_html(index, frozenset())
         for kernel in graph.output_code.kernels if graph.output_code else ():
             html = highlight_code(kernel.source, language=kernel_language(kernel.backend), first_line=kernel.source_line)

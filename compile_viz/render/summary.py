@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from compile_viz.artifacts.model import GraphParse
-from compile_viz.linking.model import GraphIndex
+from compile_viz.linking.model import GraphIndex, GraphSummary
+
+LAUNCHES_HELP = "launches of generated kernels in call()"
+EXTERN_HELP = "library calls (mm, conv, attention...) in call()"
 
 
 @dataclass(frozen=True)
@@ -16,22 +18,26 @@ class Card:
     help: str = ""
 
 
-def graph_cards(graph: GraphParse, index: GraphIndex) -> list[Card]:
-    """Return the per-graph cards: FX ops, kernels, launches, extern calls, ops per kernel."""
-    oc = graph.output_code
-    fx_ops = len(graph.aot_graph.call_nodes) if graph.aot_graph else 0
-    post_ops = len(graph.post_grad_graph.call_nodes) if graph.post_grad_graph else 0
-    kernels = len(oc.kernels) if oc else 0
-    launches = sum(1 for la in oc.launches if not la.is_extern) if oc else 0
-    externs = sum(1 for la in oc.launches if la.is_extern) if oc else 0
-    per = index.summary.ops_per_kernel if index.summary.launches else (post_ops / launches if launches else 0.0)
+def graph_cards(index: GraphIndex) -> list[Card]:
+    """Return the per-graph cards: FX ops, kernels, launches, extern calls, ops per kernel, each the
+    graph's GraphSummary (linking), the numbers the Compare page and the layout line (launch_counts) give."""
+    s = index.summary
     return [
-        Card("FX ops", str(fx_ops), f"call_function nodes: {fx_ops} AOT, {post_ops} post-grad"),
-        Card("kernels", str(kernels), "kernel definitions in output_code.py"),
-        Card("launches", str(launches), "launches of generated kernels in call()"),
-        Card("extern calls", str(externs), "library calls (mm, conv, attention...) in call()"),
-        Card("ops / kernel", f"{per:.1f}", "post-grad ops per generated-kernel launch: how much fusion bought"),
+        Card("FX ops", str(s.fx_ops), f"call_function nodes, getitem left out: {s.fx_ops} AOT, {s.post_grad_ops} post-grad"),
+        Card("kernels", str(s.kernels), "kernel definitions in output_code.py"),
+        Card("launches", str(s.launches), LAUNCHES_HELP),
+        Card("extern calls", str(s.extern_calls), EXTERN_HELP),
+        Card("ops / kernel", f"{s.ops_per_kernel:.1f}", "post-grad ops per generated-kernel launch: how much fusion bought"),
     ]
+
+
+def launch_counts(summary: GraphSummary) -> str:
+    """'3 launches, 2 extern calls': what call() runs, in the words and numbers of the cards."""
+    return f"{_count(summary.launches, 'launch', 'launches')}, {_count(summary.extern_calls, 'extern call')}"
+
+
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return f"{n} {one if n == 1 else many or one + 's'}"
 
 
 def run_cards(meta: dict) -> list[Card]:

@@ -14,7 +14,14 @@ from compile_viz.linking.model import AOT, POST_GRAD
 from compile_viz.render.fx_dot import GraphView
 from compile_viz.render.notes import ARTIFACT_NOTES
 from compile_viz.render.selection import select
-from compile_viz.render.summary import Card, cards_html, graph_break_rows, graph_cards, run_cards
+from compile_viz.render.summary import (
+    Card,
+    cards_html,
+    graph_break_rows,
+    graph_cards,
+    launch_counts,
+    run_cards,
+)
 from compile_viz.store import StoreError
 from compile_viz.ui import hierarchy_ui, loaders, panes, state
 from compile_viz.ui.compile_section import compile_section
@@ -161,7 +168,7 @@ def _cards(meta, parse, graph, index) -> None:
     breaks = graph_break_rows(meta, parse.graph_breaks)
     facts = run_cards(meta)  # compile time, versions, device: in one wrapping row, never cut short
     timing = [c for c in facts if c.label == "compile time"]
-    cards = [*graph_cards(graph, index), *timing, Card("graph breaks", str(len(breaks)), ARTIFACT_NOTES["graph_break"]),
+    cards = [*graph_cards(index), *timing, Card("graph breaks", str(len(breaks)), ARTIFACT_NOTES["graph_break"]),
              *(c for c in facts if c not in timing)]
     st.html(cards_html(cards))
     if breaks:
@@ -186,7 +193,7 @@ def _controls(key: str, graph, index):
     n_nodes = len(fx.nodes) if fx else 0
     layout = state.get("layout", "auto")
     layout = layout if layout in LAYOUTS else "auto"
-    lay = c2.radio(f"Layout ({n_nodes} nodes, {len(index.launches)} launches)", LAYOUTS,
+    lay = c2.radio(f"Layout ({n_nodes} nodes, {launch_counts(index.summary)})", LAYOUTS,
                    index=LAYOUTS.index(layout), horizontal=True, key=f"layout_sel:{layout}",
                    help=f"modules: launches grouped by module, opened one level at a time; collapsed: one box "
                         f"per launch; full: every node. auto: modules above {HIERARCHY_ABOVE} launches, "
