@@ -1,4 +1,5 @@
-"""The run store: one folder per run under $COMPILE_VIZ_HOME/runs, an SQLite index beside it.
+"""The run store: one folder per run under $COMPILE_VIZ_HOME/runs, an index beside it (SQLite in
+home/index.sqlite by default, or any RunIndex: the team server's PostgreSQL one).
 
 A run folder holds meta.json, debug/ (the torch_compile_debug tree as torch wrote it),
 trace/ (TORCH_TRACE) and logs/ (the child's stdout and stderr). It is written under a
@@ -13,7 +14,6 @@ import json
 import os
 import secrets
 import shutil
-import sqlite3
 import stat
 import time
 import zipfile
@@ -22,26 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from compile_viz.store_index import SCHEMA_VERSION, SEARCHED, RunIndex, SqliteIndex
+
+__all__ = ["SCHEMA_VERSION", "SEARCHED", "RunIndex", "SqliteIndex"]  # the index interface, from store_index
+
 META = "meta.json"
 MAX_IMPORT_BYTES = 2 * 1024**3  # unpacked size cap for an imported zip
 MAX_IMPORT_ENTRIES = 200_000
 _TMP_PREFIX = ".tmp-"
-# The index's layout, kept in SQLite's `PRAGMA user_version`. Bump it whenever _SCHEMA or what
-# _index() writes changes: an index of any other version is dropped and rebuilt from the run
-# folders (they are the truth; the index is only a cache of their meta.json).
-SCHEMA_VERSION = 2  # 2: kind and command (recorded jobs)
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS runs (
-    id TEXT PRIMARY KEY, model TEXT, status TEXT, created TEXT, device TEXT, mode TEXT,
-    dtype TEXT, train INTEGER, reason TEXT, graph_breaks INTEGER, compile_s REAL, kind TEXT, command TEXT
-)
-"""
-
-
-# what list_runs(query) looks in: the Runs page's search and `compile-viz runs QUERY`
-SEARCHED = ("id", "model", "status", "device", "mode", "dtype", "reason", "kind", "command")
-
-
 class StoreError(Exception):
     """A store operation failed; str() is one line for the user."""
 
@@ -137,15 +125,16 @@ def write_meta(folder: Path, meta: dict[str, Any]) -> None:
 
 
 class RunStore:
-    """Runs under `home/runs`, indexed in `home/index.sqlite`."""
+    """Runs under `home/runs`, indexed in `index` (default: SQLite in `home/index.sqlite`)."""
 
-    def __init__(self, home: str | os.PathLike[str] | None = None):
+    def __init__(self, home: str | os.PathLike[str] | None = None, *, index: RunIndex | None = None):
         self.home = Path(home).expanduser() if home else default_home()
         self.runs_dir = self.home / "runs"
         self.index_path = self.home / "index.sqlite"
         self.runs_dir.mkdir(parents=True, exist_ok=True)
-        if self._open_index():
-            self.sync()
+        self.index = index or SqliteIndex(self.index_path)
+        if self.index.open():
+            self.reindex()
 
     # -- writing ---------------------------------------------------------------------------
     def begin(self, model: str) -> tuple[str, Path]:
@@ -163,8 +152,8 @@ class RunStore:
         final = self.runs_dir / run_id
         os.rename(tmp, final)
         try:
-            self._index(run_id, meta)
-        except sqlite3.Error:
+            self.index.put([index_row(run_id, meta)])
+        except Exception:  # noqa: BLE001  (sqlite3's, psycopg's or IndexError_ alike)
             pass  # the folder is the truth; the next sync() indexes it
         return Run(run_id, final, meta)
 
@@ -174,8 +163,7 @@ class RunStore:
     def delete(self, run_id: str) -> None:
         run = self.get(run_id)
         shutil.rmtree(run.path)
-        with self._db() as db:
-            db.execute("DELETE FROM runs WHERE id = ?", (run_id,))
+        self.index.remove([run.id])
 
     # -- reading ---------------------------------------------------------------------------
     def get(self, run_id: str) -> Run:
@@ -193,24 +181,12 @@ class RunStore:
         raise StoreError(f"{run_id!r} matches {len(matches)} runs; give more of the id")
 
     def list_runs(self, query: str | None = None, *, status: str | None = None,
-                  limit: int | None = None) -> list[Run]:
-        """Return runs newest first; `query` matches any of SEARCHED (id, model, status, device...)."""
+                  limit: int | None = None, projects: list[str] | None = None,
+                  model: str | None = None) -> list[Run]:
+        """Return runs newest first; `query` matches any of SEARCHED (id, model, status, device...);
+        `projects` (when not None) keeps the runs of those projects only, `model` one model's."""
         self.sync()
-        sql, args = "SELECT id FROM runs WHERE 1=1", []
-        if query:
-            # `||` with a NULL is NULL: every column is wrapped, or a run without (say) a device
-            # recorded in its meta could never be found.
-            text = " || ' ' || ".join(f"IFNULL({c}, '')" for c in SEARCHED)
-            sql += f" AND ({text}) LIKE ?"
-            args.append(f"%{query}%")
-        if status:
-            sql += " AND status = ?"
-            args.append(status)
-        sql += " ORDER BY created DESC, id DESC"
-        if limit:
-            sql += f" LIMIT {int(limit)}"
-        with self._db() as db:
-            ids = [r[0] for r in db.execute(sql, args)]
+        ids = self.index.select(query, status=status, limit=limit, projects=projects, model=model)
         runs = []
         for run_id in ids:
             try:
@@ -222,15 +198,24 @@ class RunStore:
     def sync(self) -> None:
         """Bring the index in line with the folders (runs copied in or deleted by hand)."""
         folders = set(self._folders())
-        with self._db() as db:
-            indexed = {r[0] for r in db.execute("SELECT id FROM runs")}
-            for gone in indexed - folders:
-                db.execute("DELETE FROM runs WHERE id = ?", (gone,))
-        for new in sorted(folders - indexed):
+        indexed = self.index.ids()
+        self.index.remove(sorted(indexed - folders))
+        self._put(sorted(folders - indexed))
+
+    def reindex(self) -> None:
+        """Re-read every folder's meta.json into the index (after a migration that asks for it)."""
+        folders = set(self._folders())
+        self.index.remove(sorted(self.index.ids() - folders))
+        self._put(sorted(folders))
+
+    def _put(self, ids: list[str]) -> None:
+        rows = []
+        for run_id in ids:
             try:
-                self._index(new, read_meta(self.runs_dir / new))
+                rows.append(index_row(run_id, read_meta(self.runs_dir / run_id)))
             except (OSError, ValueError):
                 continue
+        self.index.put(rows)
 
     # -- zip -------------------------------------------------------------------------------
     def export_run(self, run_id: str, out: str | os.PathLike[str]) -> Path:
@@ -266,46 +251,15 @@ class RunStore:
             return []
         return [n for n in names if not n.startswith(".") and (self.runs_dir / n / META).is_file()]
 
-    def _open_index(self) -> bool:
-        """Create the index, or drop it when another SCHEMA_VERSION wrote it; return whether it is new."""
-        with self._db() as db:
-            db.execute("BEGIN IMMEDIATE")  # one process at a time checks and remakes it
-            if db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
-                return False
-            db.execute("DROP TABLE IF EXISTS runs")
-            db.execute(_SCHEMA)
-            db.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
-        return True
-
-    def _db(self) -> sqlite3.Connection:
-        # A fresh connection per operation: safe across threads and processes; sqlite locks.
-        return _Closing(sqlite3.connect(self.index_path, timeout=30))
-
-    def _index(self, run_id: str, meta: dict[str, Any]) -> None:
-        opts = meta.get("resolved") or meta.get("options") or {}
-        row = (run_id, meta.get("model"), meta.get("status"), meta.get("created"), opts.get("device"),
-               opts.get("mode"), opts.get("dtype"), int(bool(opts.get("train"))), meta.get("reason"),
-               len(meta.get("graph_breaks") or []), (meta.get("timings") or {}).get("compile_s"),
-               run_kind(meta), job_command(meta))
-        with self._db() as db:
-            db.execute("INSERT OR REPLACE INTO runs VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", row)
 
 
-class _Closing:
-    """sqlite3 connection as a context manager that commits and closes."""
-
-    def __init__(self, conn: sqlite3.Connection):
-        self.conn = conn
-
-    def __enter__(self) -> sqlite3.Connection:
-        return self.conn
-
-    def __exit__(self, *exc: object) -> None:
-        try:
-            if exc[0] is None:
-                self.conn.commit()
-        finally:
-            self.conn.close()
+def index_row(run_id: str, meta: dict[str, Any]) -> tuple:
+    """The index's row of a run (store_index.COLUMNS), read from its meta.json."""
+    opts = meta.get("resolved") or meta.get("options") or {}
+    return (run_id, meta.get("model"), meta.get("status"), meta.get("created"), opts.get("device"),
+            opts.get("mode"), opts.get("dtype"), int(bool(opts.get("train"))), meta.get("reason"),
+            len(meta.get("graph_breaks") or []), (meta.get("timings") or {}).get("compile_s"),
+            run_kind(meta), job_command(meta), meta.get("project"))
 
 
 def _walk_files(root: Path) -> Iterator[Path]:

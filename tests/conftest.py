@@ -142,3 +142,15 @@ def ddp_runs(tmp_path_factory):
         assert done.returncode == 0, done.stderr[-3000:]
         out[name] = (Path(done.stdout.strip().splitlines()[-1]), done)
     return out
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """One real PostgreSQL for the session (tests/services.py), stopped by its PID at the end."""
+    from tests.services import remove, start_postgres
+
+    pg = start_postgres()
+    try:
+        yield pg
+    finally:
+        remove(pg)

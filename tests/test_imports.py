@@ -21,12 +21,12 @@ PACKAGE = "compile_viz"
 # stage: (the modules it holds, by name or prefix; the stages it may import; the outside packages
 # it may import). The standard library is always allowed. Keep in step with docs/architecture.md.
 LIBRARY = ("artifacts", "linking", "measurements", "store", "verify", "record", "capture", "trace import", "compare",
-           "render")
+           "render", "server")
 LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "artifacts": (("compile_viz.artifacts",), (), ()),
     "linking": (("compile_viz.linking",), ("artifacts",), ()),
     "measurements": (("compile_viz.measurements",), (), ()),
-    "store": (("compile_viz.store",), (), ()),
+    "store": (("compile_viz.store", "compile_viz.store_index"), (), ()),
     # the three rooms of work that runs torch: verify (the win and the wrong) under record (a user's job, the
     # process and its environment) under capture (a model compiled in a child), each importing only down
     "verify": (("compile_viz.verify",), ("artifacts", "measurements"), ("torch", "triton")),
@@ -37,6 +37,10 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "compare": (("compile_viz.compare",), ("artifacts", "linking", "measurements", "store"), ()),
     "render": (("compile_viz.render",), ("artifacts", "linking", "measurements", "compare"),
                ("plotly", "graphviz", "pygments")),
+    # the team server: the store's PostgreSQL backend, projects, tokens, notes, the API; it hosts the
+    # dashboard's script by path (st.App), never importing ui
+    "server": (("compile_viz.server",), ("artifacts", "measurements", "store", "trace import"),
+               ("psycopg", "starlette", "uvicorn", "streamlit", "authlib")),
     "ui": (("compile_viz.ui",), LIBRARY, ("streamlit", "plotly", "graphviz", "pygments", "sample_models")),
     "cli": (("compile_viz.cli", "compile_viz.__main__"), LIBRARY, ("sample_models",)),
 }

@@ -1,4 +1,5 @@
-"""compile-viz command line: parse | why | diff | capture | runs | export | import | record | ranks | profile."""
+"""compile-viz command line: parse | why | diff | capture | runs | export | import | record | ranks | profile |
+token | project."""
 
 # Torch-free and streamlit-free: `python -m compile_viz.cli capture ...` (or `python -m compile_viz`)
 # runs on a headless GPU box that has only torch.
@@ -28,6 +29,8 @@ COMMANDS = {
     "record": "compile_viz.cli.record",
     "ranks": "compile_viz.cli.ranks",
     "profile": "compile_viz.cli.profile",
+    "token": "compile_viz.cli.token",
+    "project": "compile_viz.cli.project",
 }
 
 
