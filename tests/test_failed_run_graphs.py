@@ -144,3 +144,17 @@ def test_compare_says_a_side_failed_and_counts_nothing_same(store_with_failed, p
     assert 'data-label="launches"' in bodies  # the pair's numbers
     assert "Launches matched" not in "\n".join(m.value for m in at.markdown)
     assert not any(s.label == "Group" for s in at.selectbox)
+
+
+def test_diff_says_a_side_failed_and_lists_no_groups(store_with_failed):
+    """`compile-viz diff` prints the Compare page's line and no same/changed groups."""
+    store, failed_id, complete = store_with_failed
+    proc = cli("diff", complete, failed_id, "--home", str(store.home), "--all")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    reason = "model raised RuntimeError while compiling: the loss is broken on purpose"
+    assert f"B failed ({reason}): its graphs are those compiled before it failed" in proc.stdout
+    from compile_viz.compare.model import CLASSES
+
+    lines = proc.stdout.splitlines()
+    assert not [line for line in lines if line.startswith("  groups:") or line.split(" ")[2:3] in ([c] for c in CLASSES)]
+    assert "  launches " in proc.stdout  # the pair's numbers are still there
