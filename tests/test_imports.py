@@ -21,7 +21,7 @@ PACKAGE = "compile_viz"
 # stage: (the modules it holds, by name or prefix; the stages it may import; the outside packages
 # it may import). The standard library is always allowed. Keep in step with docs/architecture.md.
 LIBRARY = ("artifacts", "linking", "measurements", "store", "verify", "record", "capture", "trace import", "compare",
-           "render", "server")
+           "fleet", "render", "server")
 LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
     "artifacts": (("compile_viz.artifacts",), (), ()),
     "linking": (("compile_viz.linking",), ("artifacts",), ()),
@@ -35,6 +35,9 @@ LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {
                 ("torch", "triton", "sample_models")),
     "trace import": (("compile_viz.trace_import",), ("artifacts", "store"), ()),
     "compare": (("compile_viz.compare",), ("artifacts", "linking", "measurements", "store"), ()),
+    # sweeps on Ray: cells captured as tasks, read as a fleet, two sweeps compared (ray imported when cells run)
+    "fleet": (("compile_viz.fleet",), ("artifacts", "linking", "measurements", "store", "trace import", "verify",
+                                       "record", "capture", "compare"), ("ray",)),
     "render": (("compile_viz.render",), ("artifacts", "linking", "measurements", "compare"),
                ("plotly", "graphviz", "pygments")),
     # the team server: the store's PostgreSQL backend, projects, tokens, notes, the API; it hosts the

@@ -29,6 +29,8 @@ COMMANDS = {
     "record": "compile_viz.cli.record",
     "ranks": "compile_viz.cli.ranks",
     "profile": "compile_viz.cli.profile",
+    "sweep": "compile_viz.cli.sweep",
+    "fleet": "compile_viz.cli.fleet",
     "token": "compile_viz.cli.token",
     "project": "compile_viz.cli.project",
 }
