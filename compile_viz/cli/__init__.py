@@ -1,5 +1,5 @@
 """compile-viz command line: parse | why | diff | capture | runs | export | import | record | ranks | profile |
-token | project."""
+serve | push | token | project."""
 
 # Torch-free and streamlit-free: `python -m compile_viz.cli capture ...` (or `python -m compile_viz`)
 # runs on a headless GPU box that has only torch.
@@ -31,6 +31,8 @@ COMMANDS = {
     "profile": "compile_viz.cli.profile",
     "sweep": "compile_viz.cli.sweep",
     "fleet": "compile_viz.cli.fleet",
+    "serve": "compile_viz.cli.serve",
+    "push": "compile_viz.cli.push",
     "token": "compile_viz.cli.token",
     "project": "compile_viz.cli.project",
 }

@@ -13,6 +13,7 @@ from compile_viz.capture.protocol import Progress
 from compile_viz.capture.runner import capture
 from compile_viz.capture.userfile import ModelRefError, resolve_model_ref
 from compile_viz.cli.errors import fail
+from compile_viz.cli.push import add_push_option, push_stored
 from compile_viz.measurements import MeasureSummary
 from compile_viz.measurements.ladder import HINT
 from compile_viz.store import Run, RunStore
@@ -23,6 +24,7 @@ def register(sub) -> None:
     p = sub.add_parser("capture", help="compile a model with TORCH_COMPILE_DEBUG=1 and store the run")
     p.add_argument("model", help="sample name, path.py or path.py:NAME")
     _add_capture_options(p)
+    add_push_option(p)
     p.set_defaults(func=cmd_capture)
 
     p = sub.add_parser("capture-all", help="capture every sample model and export each to DIR/<model>.zip")
@@ -102,7 +104,8 @@ def cmd_capture(args) -> int:
     elif line := measure_line(run.meta):
         print(line)
     print(run.path)
-    return 0 if run.ok else 1
+    pushed = push_stored(store, run.path, args.push)
+    return (0 if run.ok else 1) or pushed
 
 
 def measure_line(meta: dict) -> str | None:

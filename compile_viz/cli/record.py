@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from compile_viz.cli.push import add_push_option, push_stored
 from compile_viz.record.job import exit_status, record, summary_line
 from compile_viz.record.meta import kept_note, profile_note
 from compile_viz.store import RunStore
@@ -34,6 +35,7 @@ def register(sub) -> None:
     p.add_argument("--profile-steps", type=int, default=3, metavar="N", help="with --profile: steps profiled (default 3)")
     p.add_argument("--profile-warmup", type=int, default=2, metavar="W",
                    help="with --profile: optimizer steps before the profile starts (default 2; the first compile)")
+    add_push_option(p)
     p.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- CMD [ARGS...]", help="the job's command line")
     p.set_defaults(func=run)
 
@@ -63,4 +65,5 @@ def run(args) -> int:
         if note:
             print(f"compile-viz: {note}", file=sys.stderr)
     print(stored.path, flush=True)
-    return exit_status(stored)
+    pushed = push_stored(store, stored.path, args.push)  # a failed job is pushed too: it is what needs eyes
+    return exit_status(stored) or pushed
