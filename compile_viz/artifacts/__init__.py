@@ -97,20 +97,24 @@ def planned(path: str) -> Iterator[tuple[DebugParse, tuple[GraphJob, ...]]]:
     if is_trace_file(path):  # a TORCH_TRACE log, plain or gzip
         yield planned_trace(path)
         return
-    from compile_viz.artifacts.package import is_package, package_in, planned_package
+    if os.path.isfile(path):  # a folder is never a package: zipfile is not imported for one
+        from compile_viz.artifacts.package import is_package, planned_package
 
-    if is_package(path):  # an AOTInductor .pt2, read as a zip
-        yield planned_package(path)
-        return
+        if is_package(path):  # an AOTInductor .pt2, read as a zip
+            yield planned_package(path)
+            return
     reader = ArtifactReader(path)
     try:
         folders, runs = find_graphs(reader)
         if not folders and (trace := _trace_or_none(path)) is not None:
             yield trace  # a folder or zip with TORCH_TRACE logs and no debug folder
             return
-        if not folders and (package := package_in(reader)) is not None:
-            yield planned_package(*package)  # an imported .pt2: a run holding package/*.pt2 only
-            return
+        if not folders:
+            from compile_viz.artifacts.package import package_in, planned_package
+
+            if (package := package_in(reader)) is not None:
+                yield planned_package(*package)  # an imported .pt2: a run holding package/*.pt2 only
+                return
         if not folders:
             raise DiscoveryError(
                 f"no Inductor debug artifacts under {path}: point at a torch_compile_debug folder "

@@ -8,9 +8,7 @@ big TORCH_TRACE logs (one per rank) at once.
 from __future__ import annotations
 
 import os
-import pickle
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 
 
@@ -37,6 +35,9 @@ def map_forked(fn: Callable, items: Sequence, workers: int) -> list:
     workers = min(workers, len(items))
     if workers <= 1 or not can_fork():
         return [fn(item) for item in items]
+    import pickle  # here: `parse --json` imports this module for cpus() and can_fork() alone
+    import tempfile
+
     children = []
     for k in range(1, workers):
         out = tempfile.TemporaryFile()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from compile_viz.artifacts.aoti_wrapper import parse_aoti_wrapper
 from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.fx_graph import parse_fx_graph
 from compile_viz.artifacts.output_code import parse_output_code
@@ -42,6 +41,13 @@ def _post_fusion(data, *, path):
     return parse_scheduler_ir(data, path=path, stage="post_fusion")
 
 
+# aoti_wrapper on the first C++ wrapper: a JIT run (nearly every run) never needs its patterns.
+def _aoti_wrapper(data, *, path):
+    from compile_viz.artifacts.aoti_wrapper import parse_aoti_wrapper
+
+    return parse_aoti_wrapper(data, path=path)
+
+
 # fusion_log on the first fusion.log: a run captured without one (older runs, other machines'
 # debug folders, TORCH_TRACE logs) never needs its patterns.
 def _fusion_log(data, *, path):
@@ -59,7 +65,7 @@ ARTIFACTS = (
     ArtifactKind("ir_post_fusion.txt", "post_fusion", "scheduler IR after fusion", _post_fusion, True),
     ArtifactKind("output_code.py", "output_code", "output code", parse_output_code, True),
     # ahead of time (AOTInductor), the output code is the C++ wrapper: a graph folder has one or the other
-    ArtifactKind("output_code.cpp", "output_code", "output code (AOTInductor C++ wrapper)", parse_aoti_wrapper, False),
+    ArtifactKind("output_code.cpp", "output_code", "output code (AOTInductor C++ wrapper)", _aoti_wrapper, False),
     # older torch writes no provenance JSON: its absence is normal
     ArtifactKind("inductor_provenance_tracking_node_mappings.json", "provenance", "provenance JSON",
                  parse_provenance, False),
