@@ -127,21 +127,35 @@ def _torchrun() -> str:
     return found
 
 
+DDP_JOBS = {"same": [], "recompile": ["--recompile-rank", "1"]}
+
+
 @pytest.fixture(scope="session")
-def ddp_runs(tmp_path_factory):
-    """Two real 2-rank gloo DDP jobs (tests/jobs/ddp_gloo.py) recorded with `compile-viz record --
-    torchrun ...`, once per session: "same" (both ranks compile alike) and "recompile" (rank 1 alone
-    gets a batch of another size at the last step, so it alone recompiles). Each: (run folder, the
-    command's CompletedProcess)."""
+def ddp_job(tmp_path_factory):
+    """`ddp_job(name)`: a real 2-rank gloo DDP job (tests/jobs/ddp_gloo.py) recorded with
+    `compile-viz record -- torchrun ...` on first use, once per session: "same" (both ranks compile
+    alike) or "recompile" (rank 1 alone gets a batch of another size at the last step, so it alone
+    recompiles). Returns (run folder, the command's CompletedProcess). A test that needs one job
+    records only that one (about a minute and a half on two shared cores)."""
     pytest.importorskip("torch")
-    torchrun, out = _torchrun(), {}
-    for name, extra in (("same", []), ("recompile", ["--recompile-rank", "1"])):
-        work = tmp_path_factory.mktemp(f"ddp_{name}")
-        done = compile_viz_cli("record", "--home", str(work / "home"), "--", torchrun, "--nproc-per-node", "2",
-                               str(ROOT / "tests" / "jobs" / "ddp_gloo.py"), *extra)
-        assert done.returncode == 0, done.stderr[-3000:]
-        out[name] = (Path(done.stdout.strip().splitlines()[-1]), done)
-    return out
+    made: dict = {}
+
+    def get(name: str):
+        if name not in made:
+            work = tmp_path_factory.mktemp(f"ddp_{name}")
+            done = compile_viz_cli("record", "--home", str(work / "home"), "--", _torchrun(), "--nproc-per-node", "2",
+                                   str(ROOT / "tests" / "jobs" / "ddp_gloo.py"), *DDP_JOBS[name])
+            assert done.returncode == 0, done.stderr[-3000:]
+            made[name] = (Path(done.stdout.strip().splitlines()[-1]), done)
+        return made[name]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def ddp_runs(ddp_job):
+    """Both DDP jobs of `ddp_job`: {"same": ..., "recompile": ...}."""
+    return {name: ddp_job(name) for name in DDP_JOBS}
 
 
 @pytest.fixture(scope="session")

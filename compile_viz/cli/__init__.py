@@ -1,4 +1,4 @@
-"""compile-viz command line: parse | why | diff | capture | runs | export | import | record | ranks | profile |
+"""compile-viz command line: parse | why | diff | capture | runs | export | import | record | ranks | profile | share |
 serve | push | token | project."""
 
 # Torch-free and streamlit-free: `python -m compile_viz.cli capture ...` (or `python -m compile_viz`)
@@ -35,6 +35,7 @@ COMMANDS = {
     "push": "compile_viz.cli.push",
     "token": "compile_viz.cli.token",
     "project": "compile_viz.cli.project",
+    "share": "compile_viz.cli.share",
 }
 
 
@@ -70,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
 
-READ_ONLY = frozenset({"parse", "why", "diff", "ranks", "profile"})  # they start no process and hold no file open
+# they hold no file open and leave no process running (share's Graphviz processes have ended by then)
+READ_ONLY = frozenset({"parse", "why", "diff", "ranks", "profile", "share"})
 
 
 def entry() -> None:

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
-
-import plotly.graph_objects as go
+from typing import TYPE_CHECKING
 
 from compile_viz.measurements import KernelCost, LaunchBound, Measurement, MeasureSummary, Method
 from compile_viz.render.palette import SELECTED, kind_color, kind_label
+
+if TYPE_CHECKING:  # plotly only where a figure is drawn: the verdict's words (a shared file) need none of it
+    import plotly.graph_objects as go
 
 SAME_WITHIN = 0.05  # without an interval (older captures), a speedup within 5% of 1 is "about the same"
 OVERHEAD = "launch overhead (GPU idle)"
@@ -36,6 +38,8 @@ def kernel_time_figure(rows: Sequence[KernelCost], *, selected: str | None = Non
     drawn as its own grey bar (not clickable: it is no kernel).
     """
     rows = _timed(rows)
+    import plotly.graph_objects as go
+
     fig = go.Figure()
     if overhead_us:
         fig.add_bar(y=[OVERHEAD], x=[overhead_us], orientation="h", name=OVERHEAD, marker_color=OVERHEAD_COLOR,
@@ -68,6 +72,8 @@ def bandwidth_figure(rows: Sequence[KernelCost], *, peak_gbps: float | None, cop
                      selected: str | None = None) -> go.Figure:
     """Return achieved GB/s per kernel (bytes read + written over its time) with the peak as a line."""
     rows = sorted((r for r in rows if r.gbps), key=lambda r: -r.gbps)
+    import plotly.graph_objects as go
+
     fig = go.Figure()
     fig.add_bar(
         x=[_short(r.kernel, 32) for r in rows], y=[r.gbps for r in rows],

@@ -31,6 +31,7 @@ from compile_viz.ui.ladder_row import ladder_row
 from compile_viz.ui.perf_panel import kernel_cost_caption, perf_panel, wrong_banner
 from compile_viz.ui.rank_picker import pick_rank
 from compile_viz.ui.runs import default_run_key, teaching_note
+from compile_viz.ui.share_button import share_button
 from compile_viz.ui.time_section import time_section
 
 # Above this many entries a picker (kernel launch, FX node) is a search box: on the 48-layer backward,
@@ -71,6 +72,7 @@ def page() -> None:
     if not parse.graphs:  # a trace of a compile that failed before Inductor, say
         st.info("This run holds no compiled graph: its compiles are on the Compiles page.")
         return
+    share_button(info)  # the run as one HTML file, made on a click
     note = teaching_note(info.meta)
     if note:
         with st.expander("About this model"):

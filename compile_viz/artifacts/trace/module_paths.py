@@ -104,11 +104,16 @@ def read_dynamo_inputs_by_rank(path: str) -> dict[int | None, list[tuple[DynamoI
     import os
 
     from compile_viz.artifacts.trace.discover import trace_logs
-    from compile_viz.artifacts.trace.read import rank_of
 
     if not os.path.exists(path):
         return {}
-    logs = trace_logs(path, skip_dirs=("debug",))
+    return dynamo_inputs_by_rank(trace_logs(path, skip_dirs=("debug",)))
+
+
+def dynamo_inputs_by_rank(logs) -> dict[int | None, list[tuple[DynamoInput, ...]]]:
+    """The same from logs already read (trace.discover.trace_logs' (name, bytes) pairs)."""
+    from compile_viz.artifacts.trace.read import rank_of
+
     if len(logs) == 1:
         return {None: scan_dynamo_inputs(logs[0][1])}
     out = {}

@@ -1,0 +1,125 @@
+"""One graph of a run as plain data for the shared page: its launches with their kernel, FX nodes,
+source lines and links' basis, the kernels' source, its fusion groups and Inductor's refused pairs.
+
+Only JSON values (lists, dicts, strings, numbers): the page reads them with JSON.parse and puts
+every string in with textContent, so no artifact text is ever read as HTML. Lists are positional to
+keep the file small (the keys are documented where each is made).
+"""
+
+from __future__ import annotations
+
+from compile_viz.artifacts.kernel_meta import kernel_meta
+from compile_viz.artifacts.model import FusionDecisions, GraphParse
+from compile_viz.linking.fusion import members
+from compile_viz.linking.model import AOT, POST_GRAD, GraphIndex, LaunchLink
+from compile_viz.render.code_html import kernel_language
+from compile_viz.render.fusion import _short
+from compile_viz.render.fx_dot import shape_text, short_target
+from compile_viz.render.panels import _BASIS_WORDS, kernel_meta_rows
+
+MAX_PAIRS = 20000  # refused pairs kept per graph (a 48-layer backward weighs ~10^4)
+
+
+class Files:
+    """The source files a run's launches name, each once: file -> its number in the page's list."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self._ids: dict[str, int] = {}
+
+    def id(self, name: str) -> int:
+        if name not in self._ids:
+            self._ids[name] = len(self.names)
+            self.names.append(name)
+        return self._ids[name]
+
+
+def fx_name(graph: GraphParse) -> str:
+    """The FX graph drawn and listed: post-grad when the graph has one, else the AOT graph."""
+    return POST_GRAD if graph.post_grad_graph is not None else AOT
+
+
+def graph_data(graph: GraphParse, index: GraphIndex, files: Files) -> dict:
+    """The page's data of one graph (drawings and labels are added by the caller)."""
+    name = fx_name(graph)
+    fx = graph.artifact(name)
+    nodes = fx.nodes if fx is not None else ()
+    position = {n.name: k for k, n in enumerate(nodes)}
+    kernels, kernel_ids = _kernels(graph, index)
+    return {
+        # nodes: [name, "target f32[8, 64]"], in the graph's order (a drawing's cvn{k} is nodes[k])
+        "nodes": [[n.name, f"{short_target(n.target) or n.op} {shape_text(n)}".strip()] for n in nodes],
+        "launches": [_launch(la, name, position, kernel_ids, files) for la in index.launches],
+        "kernels": kernels,
+        "snippets": _snippets(graph, files),
+        "groups": [[g.name, g.kind, len(g.members), list(g.buffers[:12]), len(g.buffers), list(g.fused_away[:12]),
+                    len(g.fused_away), list(g.launches)] for g in index.groups],
+        "fusion": _fusion(graph.fusion_decisions, index),
+    }
+
+
+def _launch(la: LaunchLink, graph: str, position: dict[str, int], kernel_ids: dict[str, int], files: Files) -> list:
+    """[kernel name, kind, kernel number (-1: extern), node positions, [[file, line]], fusion group,
+    basis words, inferred (0/1), its line in output_code.py]."""
+    names = la.post_grad_nodes if graph == POST_GRAD else la.fx_nodes
+    b = la.basis
+    basis = f"nodes from {_BASIS_WORDS.get(b.nodes, b.nodes)}, source lines from {_BASIS_WORDS.get(b.source_lines, b.source_lines)}"
+    return [la.kernel, la.kind, kernel_ids.get(la.kernel, -1), [position[n] for n in names if n in position],
+            [[files.id(f), line] for f, line in la.source_lines], la.fusion_group, basis, int(b.inferred), la.line]
+
+
+def _kernels(graph: GraphParse, index: GraphIndex) -> tuple[list, dict[str, int]]:
+    """[name, language, first line in output_code.py, source, [[fact, value]]] of each kernel a
+    launch runs, and name -> its number."""
+    oc = graph.output_code
+    out, ids = [], {}
+    for la in index.launches:
+        if la.kernel in ids or oc is None:
+            continue
+        k = oc.kernel(la.kernel)
+        if k is None:
+            continue
+        try:
+            meta = kernel_meta(k)
+        except Exception:  # metadata is a nicety; a kernel we cannot read still shows its code
+            meta = None
+        rows = [[r.label, r.value] for r in kernel_meta_rows(k, meta, la.kind)]
+        ids[la.kernel] = len(out)
+        out.append([k.name, kernel_language(k.backend), k.source_line, k.source, rows])
+    return out, ids
+
+
+def _snippets(graph: GraphParse, files: Files) -> list:
+    """[[file, line, code]] of each source line the FX graphs quote (`# File: ... code: ...`)."""
+    seen: dict[tuple[str, int], str] = {}
+    for fx in (graph.aot_graph, graph.post_grad_graph):
+        for n in fx.nodes if fx is not None else ():
+            if n.source:
+                seen.setdefault((n.source.file, n.source.line), n.source.code)
+    return [[files.id(f), line, code] for (f, line), code in seen.items()]
+
+
+def _fusion(decisions: FusionDecisions | None, index: GraphIndex) -> dict | None:
+    """Inductor's fusion decisions: counts, and each distinct refused pair as [round, first,
+    second, reason, kind, first's launch, second's launch] (-1: no launch runs it)."""
+    if decisions is None:
+        return None
+    launch_of = {m: la.index for la in index.launches for m in (la.scheduler_nodes or (la.fusion_group,)) if m}
+    seen, pairs = set(), []
+    for p in decisions.refused:
+        key = (p.round, p.first, p.second, p.reason)
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(pairs) < MAX_PAIRS:
+            pairs.append([p.round, _short(p.first), _short(p.second), p.reason, p.kind,
+                          _launch_of(p.first, launch_of), _launch_of(p.second, launch_of)])
+    return {"rounds": len(decisions.rounds), "fused": len(decisions.fused), "refused": len(decisions.refused),
+            "distinct": len(seen), "pairs": pairs}
+
+
+def _launch_of(name: str, launch_of: dict[str, int]) -> int:
+    for m in members(name):
+        if m in launch_of:
+            return launch_of[m]
+    return -1
