@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from compile_viz.ui import compare_page, compile_page, compiles_page, page_registry, runs_page, viewer
+from compile_viz.ui import compare_page, compile_page, compiles_page, fleet_page, page_registry, runs_page, viewer
 
 
 def pages() -> list:
@@ -17,6 +17,7 @@ def pages() -> list:
         compile=st.Page(compile_page.page, title="Compile", icon=":material/play_arrow:", url_path="compile"),
         compiles=st.Page(compiles_page.page, title="Compiles", icon=":material/timeline:", url_path="compiles"),
         runs=st.Page(runs_page.page, title="Runs", icon=":material/folder_open:", url_path="runs"),
+        fleet=st.Page(fleet_page.page, title="Fleet", icon=":material/lan:", url_path="fleet"),
     )
     page_registry.register(named)
     return list(named.values())
