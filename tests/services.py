@@ -153,3 +153,61 @@ def start_postgres() -> Postgres:
 def remove(pg: Postgres) -> None:
     pg.stop()
     shutil.rmtree(pg.folder, ignore_errors=True)
+
+
+OIDC_DIR = Path(__file__).resolve().parent / "oidc"
+
+
+@dataclass
+class OidcProvider:
+    """panva/oidc-provider (tests/oidc/server.js) with one client; any login is accepted as the e-mail."""
+
+    proc: subprocess.Popen
+    issuer: str
+    client_id: str
+    client_secret: str
+    log: Path
+
+    @property
+    def metadata_url(self) -> str:
+        return f"{self.issuer}/.well-known/openid-configuration"
+
+    def auth_toml(self, redirect_uri: str) -> str:
+        """The [auth] table `compile-viz serve --auth` reads (st.login's settings)."""
+        import secrets
+
+        return (f'[auth]\nredirect_uri = "{redirect_uri}"\ncookie_secret = "{secrets.token_hex(16)}"\n'
+                f'client_id = "{self.client_id}"\nclient_secret = "{self.client_secret}"\n'
+                f'server_metadata_url = "{self.metadata_url}"\n'
+                # st.login asks for prompt=select_account, which this provider does not offer
+                'client_kwargs = { prompt = "login" }\n')
+
+
+def start_oidc(redirect_uris: list[str], folder: Path) -> OidcProvider:
+    """Start the provider on a free loopback port (skip or fail where Node or `npm ci` is missing)."""
+    import secrets
+    import urllib.request
+
+    node = shutil.which("node")
+    require(node is not None, "Node.js is not installed (apt-get install nodejs npm)")
+    require((OIDC_DIR / "node_modules" / "oidc-provider").is_dir(),
+            f"the OIDC provider is not installed: (cd {OIDC_DIR} && npm ci)")
+    port = free_port()
+    log = folder / "oidc.log"
+    client_secret = secrets.token_urlsafe(24)
+    env = dict(os.environ, PORT=str(port), CLIENT_ID="compile-viz", CLIENT_SECRET=client_secret,
+               REDIRECT_URIS=",".join(redirect_uris), NODE_ENV="development")
+    out = open(log, "w")
+    proc = subprocess.Popen([node, str(OIDC_DIR / "server.js")], cwd=OIDC_DIR, env=env, stdout=out, stderr=out)
+    op = OidcProvider(proc, f"http://127.0.0.1:{port}", "compile-viz", client_secret, log)
+
+    def ready():
+        with urllib.request.urlopen(op.metadata_url, timeout=2) as r:
+            return r.status == 200
+
+    try:
+        wait_for(ready, seconds=30, what="the OIDC provider", proc=proc, log=log)
+    except BaseException:
+        stop(proc)
+        raise
+    return op

@@ -19,7 +19,8 @@ from compile_viz.server.receive import MAX_PUSH_BYTES
 from compile_viz.store import StoreError
 
 log = logging.getLogger("compile_viz.server")
-DASHBOARD = Path(__file__).resolve().parents[2] / "app.py"  # the repository's `streamlit run app.py`
+# app.py with the sign-in gate; run by path (st.App), never imported here (ui sits above server)
+DASHBOARD = Path(__file__).resolve().parents[1] / "ui" / "team_app.py"
 
 
 @dataclass
@@ -67,16 +68,18 @@ def build_app(opts: ServeOptions):
         raise StoreError("a team server needs sign-in: --auth FILE (an [auth] table for OpenID Connect, "
                          "docs/team.md), or --open to serve every run to anyone who reaches the port")
     if not DASHBOARD.is_file():
-        raise StoreError(f"the dashboard's script is missing ({DASHBOARD}): run serve from a checkout")
+        raise StoreError(f"the dashboard's script is missing ({DASHBOARD}): reinstall compile_viz")
     store = open_store(opts.store, opts.db)
     swept = sweep_parts(store)
     if swept:
         log.warning("removed %d unfinished push(es) from an earlier run", swept)
-    os.environ.update(COMPILE_VIZ_HOME=str(store.home), COMPILE_VIZ_TEAM="0" if opts.open_access else "1")
+    os.environ.update(COMPILE_VIZ_HOME=str(store.home), COMPILE_VIZ_TEAM="0" if opts.open_access else "1",
+                      COMPILE_VIZ_ALLOW_SERVER_PATHS="0")  # no `path:` keys: the server's files are not runs
     if opts.db:
         os.environ["COMPILE_VIZ_DB"] = opts.db
     for key, value in {"server.headless": "true", "browser.gatherUsageStats": "false",
-                       "server.fileWatcherType": "none", "global.developmentMode": "false"}.items():
+                       "server.fileWatcherType": "none", "global.developmentMode": "false",
+                       "client.toolbarMode": "viewer"}.items():
         os.environ.setdefault("STREAMLIT_" + key.upper().replace(".", "_"), value)
     api = ApiConfig(store=store, public_url=opts.url, max_push_bytes=opts.max_push_bytes)
     return st.App(str(DASHBOARD), routes=routes(api), secrets={"auth": auth} if auth else None)

@@ -24,11 +24,12 @@ from compile_viz.render.hierarchy_dot import hierarchy_dot
 from compile_viz.render.svg import dot_to_svg, mark_svg
 from compile_viz.store import RunStore
 from compile_viz.ui.runs import RunInfo, find_source, path_stamp, resolve
+from compile_viz.ui.team import make_store
 
 
 @st.cache_resource(show_spinner=False)
 def get_store() -> RunStore:
-    return RunStore()
+    return make_store()  # local: RunStore(); on a team server (ui/team.py) its database, scoped to the person
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)

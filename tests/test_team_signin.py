@@ -1,0 +1,101 @@
+"""Sign-in to the team server's dashboard in real Chromium through a real OpenID Connect provider
+(panva/oidc-provider on the loopback), with projects from a real PostgreSQL: a signed-in person
+sees exactly their projects' runs; before sign-in nothing of a run shows. Screenshots in
+test-artifacts/."""
+
+from __future__ import annotations
+
+import re
+import signal
+
+import pytest
+from test_browser import OUT, chromium_page
+from test_store import fake_run
+
+from compile_viz.server.open import open_store
+from compile_viz.server.projects import add_project
+from tests.services import free_port, start_oidc, stop
+from tests.team_server import start_server
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def signed_server(postgres, tmp_path_factory):
+    root = tmp_path_factory.mktemp("signin")
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    op = start_oidc([f"{base}/oauth2callback"], root)
+    db = postgres.new_db("signin")
+    store = open_store(str(root / "store"), db)
+    add_project(store.index, "vision", ["ann@example.com"])
+    add_project(store.index, "audio", ["bob@example.com"])
+    runs = {}
+    for project, model in (("vision", "vision_model"), ("audio", "audio_model")):
+        run_id, tmp = store.begin(model)
+        runs[project] = store.commit(run_id, tmp, {"model": model, "status": "complete", "created": "2026-11-01",
+                                                   "project": project})
+    runs["none"] = fake_run(store, "projectless_model")  # imported by hand: in no project
+    (root / "auth.toml").write_text(op.auth_toml(f"{base}/oauth2callback"))
+    try:
+        srv = start_server(root / "store", db, extra=["--auth", str(root / "auth.toml")], port=port)
+    except BaseException:
+        stop(op.proc)
+        raise
+    srv.runs = runs
+    yield srv
+    srv.stop()
+    stop(op.proc, signal.SIGTERM)
+    store.index.close()
+
+
+def _text(page) -> str:
+    """What the page holds, hidden parts too (the runs table's grid keeps its cells in hidden <td>s)."""
+    return page.content()
+
+
+def _sign_in(page, base: str, email: str) -> None:
+    page.goto(base + "/")
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_selector("input[name=login]", timeout=30_000)  # the provider's own login form
+    page.fill("input[name=login]", email)
+    page.fill("input[name=password]", "anything")
+    page.click("button[type=submit]")
+    page.wait_for_selector("button[type=submit]", timeout=30_000)  # its consent form
+    page.click("button[type=submit]")
+    page.wait_for_url(re.compile(re.escape(base)), timeout=30_000)
+    try:
+        page.get_by_text(f"Signed in as {email}").wait_for(timeout=60_000)
+    except Exception:
+        OUT.mkdir(exist_ok=True)
+        page.screenshot(path=str(OUT / "team_signin_failed.png"))
+        raise
+
+
+def test_nothing_of_a_run_shows_before_sign_in(signed_server):
+    with chromium_page(900) as page:
+        for path in ("/", "/runs", f"/?run={signed_server.runs['vision'].id}", "/compare"):
+            page.goto(signed_server.url + path)
+            page.get_by_role("button", name="Sign in").wait_for(timeout=60_000)
+            text = _text(page)
+            assert not any(r.id in text or r.model in text for r in signed_server.runs.values()), path
+        OUT.mkdir(exist_ok=True)
+        page.screenshot(path=str(OUT / "team_signin_gate.png"))
+
+
+@pytest.mark.parametrize("email,mine,theirs", [("ann@example.com", "vision", "audio"),
+                                               ("bob@example.com", "audio", "vision")])
+def test_a_signed_in_person_sees_exactly_their_projects_runs(signed_server, email, mine, theirs):
+    runs = signed_server.runs
+    with chromium_page(1000) as page:
+        _sign_in(page, signed_server.url, email)
+        page.goto(signed_server.url + "/runs")
+        page.get_by_text(runs[mine].id).first.wait_for(state="attached", timeout=60_000)
+        text = _text(page)
+        assert runs[theirs].id not in text and runs["none"].id not in text
+        OUT.mkdir(exist_ok=True)
+        page.screenshot(path=str(OUT / f"team_runs_{mine}.png"))
+        page.goto(signed_server.url + f"/?run={runs[theirs].id}")
+        page.get_by_text(f"No run {runs[theirs].id!r} in your projects.").wait_for(timeout=60_000)
+        page.goto(signed_server.url + f"/?run=path:{signed_server.store}")
+        page.get_by_text("in your projects.").wait_for(timeout=60_000)
