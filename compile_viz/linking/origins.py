@@ -16,6 +16,12 @@ pointwise that adds it (on the GPU the bias is peeled off), and a fallback kerne
 lowering (a convolution's, stored channels-last) is realized after `gather_origins` ran: the
 call keeps its origins.
 
+A graph input a convolution prefers channels-last (layout optimization, training convnets) is
+lowered as `require_stride_order`; where its channels-last strides differ from its own only on
+dimensions of size 1 (a depthwise or 1x1 weight) that is a `ReinterpretView`, no copy: it stays
+unrealized, with the input itself as origin, and the convolution gathers it (`viewed`: the inputs
+the output code passes as `reinterpret_tensor(name, its own size, channels-last strides)`).
+
 What counts as realized before a consumer is lowered (Inductor's own rules, approximated):
 - graph inputs and constants held as attributes;
 - the output of an extern op, except a convolution with a bias (the bias is added by a pointwise);
@@ -29,6 +35,8 @@ Everything else (pointwise ops, views, reductions' results) passes its origins o
 """
 
 from __future__ import annotations
+
+import re
 
 from compile_viz.artifacts.model import FxNode
 from compile_viz.linking.reasons import SYMBOLIC, VIEW_OPS, op_name
@@ -49,10 +57,12 @@ class Origins:
     nodes that are buffers whatever their arguments (graph inputs, matrix multiplies, extern
     calls), so a call's cone, not the whole graph, is visited."""
 
-    def __init__(self, nodes: list[FxNode], users: dict[str, list[str]], extern: set[str]) -> None:
+    def __init__(self, nodes: list[FxNode], users: dict[str, list[str]], extern: set[str],
+                 viewed: frozenset[str] = frozenset()) -> None:
         self.known = {n.name: n for n in nodes}
         self.users = users
         self.extern = extern
+        self.viewed = viewed  # graph inputs lowered as a view of other strides (see the module's docstring)
         self.passed: dict[str, frozenset[str]] = {}  # what a node passes on to a consumer
         self.reads: dict[str, frozenset[str]] = {}  # the realized nodes its inlined computation reads
 
@@ -121,6 +131,8 @@ class Origins:
     def _realized(self, n: FxNode) -> tuple[bool, frozenset[str]]:
         """Whether node `n` is a buffer by the time its consumers are lowered, and what it reads."""
         users, extern = self.users, self.extern
+        if n.name in self.viewed:
+            return False, frozenset((n.name,))  # a ReinterpretView: passes itself on, one read
         if self._boundary(n):
             return True, frozenset((n.name,))  # a graph input, an extern call's or a template kernel's buffer
         if n.dtype == "Sym" or any(s in n.target for s in SYMBOLIC):
@@ -182,6 +194,32 @@ def _numel(shape) -> int | None:
     return out
 
 
+
+
+def viewed_inputs(launches, known: dict[str, FxNode]) -> frozenset[str]:
+    """The 4-D graph inputs the output code passes as `reinterpret_tensor(name, its own size,
+    channels-last strides, 0)`: lowered as a view of other strides, not copied."""
+    out = set()
+    for la in launches:
+        for arg in la.args:
+            m = _REINTERPRET.match(arg)
+            if m is None or m["name"] in out:
+                continue
+            node = known.get(m["name"])
+            if node is None or node.op != "placeholder" or len(node.shape) != 4 or not all(d.isdigit() for d in node.shape):
+                continue
+            size = tuple(int(d) for d in node.shape)
+            if m["size"] == ", ".join(map(str, size)) and m["stride"] == ", ".join(map(str, _channels_last(size))):
+                out.add(m["name"])
+    return frozenset(out)
+
+
+_REINTERPRET = re.compile(r"reinterpret_tensor\((?P<name>\w+), \((?P<size>[\d, ]+)\), \((?P<stride>[\d, ]+)\), 0\)$")
+
+
+def _channels_last(size: tuple[int, ...]) -> tuple[int, ...]:
+    n, c, h, w = size
+    return (h * w * c, 1, w * c, c)
 
 
 def is_conv_with_bias(node: FxNode) -> bool:

@@ -7,7 +7,7 @@ from functools import cached_property
 
 from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse
 from compile_viz.linking.matcher import Matcher, op_matches
-from compile_viz.linking.origins import Origins, is_conv_with_bias
+from compile_viz.linking.origins import Origins, is_conv_with_bias, viewed_inputs
 from compile_viz.linking.reasons import VIEW_OPS, no_kernel_reason, op_name
 
 PROVENANCE, COMMENTS, STRUCTURE, ORDER = "provenance", "comments", "structure", "order"
@@ -56,6 +56,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                 sets[i], evidence[i] = hinted, COMMENTS
             else:  # no comments at all (C++ kernels): what this launch can compute from what is done
                 sets[i], evidence[i] = closure.next_kernel(i), ORDER
+                sets[i] |= _adds_bias(la, written, reuses, known, seen)
                 if not sets[i]:  # a copy of a graph input (a cast, a layout) with no node of its own
                     sets[i] = {b for b in la.buffers if b in closure.inputs}
             first_seen.add(la.kernel)
@@ -98,19 +99,23 @@ def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[
     Inductor's origins have them, with what was inlined into them (in place)."""
     guessed = [i for i, la in enumerate(launches) if sets[i] and (
         (la.is_extern and evidence[i] != PROVENANCE) or (not la.is_extern and evidence[i] == ORDER))]
-    # a later instance of a kernel that adds a convolution's bias: the pointwise made in the
-    # convolution's lowering takes what the convolution gathered, which the first instance's
-    # template cannot show (its convolution read a graph input, this one a block's output)
-    biased = [i for i, la in enumerate(launches) if evidence[i] == STRUCTURE
+    # a kernel that adds a convolution's bias: the pointwise made in the convolution's lowering
+    # takes what the convolution gathered, which the first instance's template cannot show for a
+    # later one (its convolution read a graph input, this one a block's output)
+    biased = [i for i, la in enumerate(launches) if evidence[i] in (STRUCTURE, COMMENTS)
               and any(is_conv_with_bias(known[n]) for n in sets[i] if n in known)]
     if guessed or biased:  # what Inductor inlined into the inputs it realized for the call (origins.py)
         extern = {n for i, la in enumerate(launches) if la.is_extern for n in sets[i]}
-        origins = Origins(post.nodes, users, extern)
+        viewed = viewed_inputs(launches, known)
+        origins = Origins(post.nodes, users, extern, viewed)
         for i in guessed:
             of = origins.of_extern if launches[i].is_extern else origins.of_call
             sets[i] = set().union(*(of(n) for n in sets[i]))
         for i in biased:
-            sets[i] = sets[i].union(*(origins.of_call(n) for n in sets[i] if n in known and is_conv_with_bias(known[n])))
+            gathered = set().union(*(origins.of_call(n) for n in sets[i] if n in known and is_conv_with_bias(known[n])))
+            # a kernel's own comments list what its convolution gathered but the graph inputs it
+            # saw through a view (the kernel does not read them); a later instance takes it all
+            sets[i] |= gathered & viewed if evidence[i] == COMMENTS else gathered
 
 
 def _with_constants(launches, sets: list[set[str]], evidence: list[str], known: dict[str, FxNode]) -> None:
@@ -225,6 +230,17 @@ class _Closure:
             out.add(a)
             stack.extend(node.args)
         return out
+
+
+def _adds_bias(la, written: dict[str, set[str]], reuses: dict[str, str], known: dict[str, FxNode],
+               seen: set[str]) -> set[str]:
+    """The convolutions whose bias launch `la` adds: it is the first passed a buffer that reuses
+    their extern call's (`buf13 = buf12; del buf12  # reuse`), which it updates in place. The
+    pointwise adding it was made in the convolution's lowering and may be realized apart (a
+    result the backward saves), then fused with what reads it; the closure sees only the nodes
+    after it."""
+    return {n for b in la.buffers if b not in seen and (r := reuses.get(b)) is not None for n in written.get(r, ())
+            if n in known and is_conv_with_bias(known[n])}
 
 
 def _elements(oc) -> dict[str, tuple[str, str]]:
