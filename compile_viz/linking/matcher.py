@@ -338,15 +338,34 @@ class Matcher:
                 cut = bisect_right(cands, start_pos - 1)
                 fits = [self.order[p].name for p in (reversed(cands[:cut + 1]) if backward else cands[cut:])
                         if self.order[p].name not in used and self._same_op(t, self.order[p])]
-                # one joined to the nodes mapped so far through views the template leaves out
-                # (a clone of an expanded view of this layer's key), else the nearest
+                # one joined to the nodes mapped so far through views and tuple elements the
+                # template leaves out (a clone of an expanded view of this layer's key, of this
+                # projection's value, of an element of this layer's unbind), else the nearest
                 hit = next((c for c in fits if not self._leaves(c).isdisjoint(used)
-                            or any(c in self._leaves(u) for u in used)), fits[0] if fits else None)
+                            or any(c in self._leaves(u) for u in used) or self._joined(c, used)),
+                           fits[0] if fits else None)
                 if hit is None:
                     return None
                 mapping[t.name] = hit
                 used.add(hit)
         return mapping
+
+    def _joined(self, name: str, used: set[str]) -> bool:
+        """Whether node `name` reads a node of `used` through views and tuple elements the
+        template leaves out: the value's copy of an attention reads its own layer's `unbind`, or
+        its own projection's views, not another's that comes first in the graph."""
+        nodes = self.nodes
+        stack, seen = list(nodes[name].args), set()
+        while stack:
+            a = stack.pop()
+            if a in used:
+                return True
+            if a in seen or (node := nodes.get(a)) is None:
+                continue
+            seen.add(a)
+            if node.op == "call_function" and (op_name(node.target) in VIEW_OPS or node.target == "operator.getitem"):
+                stack.extend(node.args)
+        return False
 
     def _same_op(self, a: FxNode, b: FxNode) -> bool:
         """Same op, constants, arity, and (a kernel is specialised to them) dtype and shape."""
