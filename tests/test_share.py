@@ -96,6 +96,7 @@ def test_alike_blocks_are_laid_out_once():
     assert len({v.items for v in blocks}) == 12  # ... whose boxes are each block's own launches
     assert short_label("blocks.3.attn", "blocks.3") == "attn" and short_label("blocks.3", "blocks") == "blocks.3"
     assert short_label("transformer.h.3", "transformer.h") == "h.3"
+    assert short_label("block.0.layer", "block") == "block.0.layer"  # T5: a module of one child, folded
 
 
 def test_what_the_page_is_made_of_is_escaped():

@@ -126,6 +126,20 @@ def basis_html(launch: LaunchLink) -> str:
             f'{escape(lines)}; {escape(hint)}.</div>')
 
 
+def basis_text(launch: LaunchLink) -> str:
+    """basis_html's words as plain text, for a page that puts them in itself (render/share)."""
+    b = launch.basis
+    nodes = _BASIS_WORDS.get(b.nodes, b.nodes)
+    if b.nodes == INFERRED:
+        nodes += f" from {_EVIDENCE_WORDS.get(launch.evidence, launch.evidence)}"
+    lines = _BASIS_WORDS.get(b.source_lines, b.source_lines)
+    if not b.inferred:
+        return f"Links recorded by PyTorch: nodes from {nodes}, source lines from {lines}."
+    hint = (EXACT_HINT if b.source_lines != STACK_TRACES else
+            "PyTorch's provenance lists no nodes for this launch (none for a backward graph, so far)")
+    return f"Inferred links: nodes {nodes}, source lines {lines}; {hint}."
+
+
 def launches_html(launches: list[KernelLaunch], selected: frozenset[int]) -> str:
     """Return the launches of a kernel in call(): index, line, arguments."""
     items = []

@@ -25,6 +25,7 @@ from compile_viz.render.profile import summary_line
 from compile_viz.render.share_data import Files, fx_name, graph_data
 from compile_viz.render.share_drawings import Layout, View, graph_views, kind_legend
 from compile_viz.render.share_page import page_html
+from compile_viz.render.summary import graph_cards, launch_counts
 from compile_viz.render.svg import LayoutError
 
 PROFILE_ROWS = 40  # the profile's longest launches listed
@@ -138,6 +139,7 @@ def share_html(run: SharedRun) -> str:
         g, index = run.parse.graph(gid), run.indexes[gid]
         data = graph_data(g, index, files)
         data.update(id=gid, label=run.labels.get(gid, gid), kind=g.kind, rank=run.ranks.get(gid),
+                    counts=launch_counts(index.summary), cards=[[c.label, c.value, c.help] for c in graph_cards(index)],
                     fx=fx_name(g), legend=kind_legend(index), views=_views(views_of[gid], drawing_of, run.hierarchies[gid]),
                     groupOf=list(run.hierarchies[gid].launch_group) if run.hierarchies[gid] is not None else None)
         graphs.append(data)

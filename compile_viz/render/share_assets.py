@@ -15,6 +15,7 @@ SCRIPT = r"""
 const D = JSON.parse(document.getElementById('cv-data').textContent);
 const G = D.graphs, SVGNS = 'http://www.w3.org/2000/svg', PT = 96 / 72;
 const S = {g: 0, view: '', launch: null, node: null, shown: null, zoom: null};
+const MIN_FIT = 0.55;
 const $ = (id) => document.getElementById(id);
 
 function h(tag, props, ...kids) {  // an element; strings become text nodes, never markup
@@ -92,7 +93,7 @@ function nav() {
   }
   box.append(h('span', {cls: 'cv-navlabel', text: 'Graph:'}));
   for (const i of shown) box.append(h('button', {cls: i === S.g ? 'cv-on' : '', 'data-graph': G[i].id,
-    text: `${G[i].label} (${plural(G[i].launches.length, 'launch', 'launches')})`,
+    text: `${G[i].label} (${G[i].counts})`,
     on: {click: () => select(i, null, '')}}));
 }
 
@@ -108,10 +109,10 @@ function main() {
   box.append(h('div', {cls: 'cv-cols'},
     h('div', {cls: 'cv-left'}, h('div', {id: 'cv-crumbs'}), legend, bar, h('div', {id: 'cv-drawing', cls: 'cv-drawing'}),
       h('p', {cls: 'cv-muted', text: isTree(gr)
-        ? 'Launches grouped by module (as the Viewer does above 60 launches): click a group to open it, a kernel box to see its code.'
+        ? 'Launches grouped by module, as the Viewer groups a graph of more than 60: click a group to open it, a kernel box to see its code.'
         : 'Click a kernel box or a node to see its code, FX nodes and source lines.'})),
     h('div', {id: 'cv-detail', cls: 'cv-right'})));
-  box.append(lazySection('All launches', gr.launches.length, launchTable));
+  box.append(lazySection('Everything call() runs: launches and extern calls', gr.launches.length, launchTable));
   box.append(lazySection('Fusion groups', gr.groups.length, groupTable));
   if (gr.fusion) box.append(lazySection('Refused fusions by reason', gr.fusion.refused, refusalTables));
   else box.append(h('p', {cls: 'cv-muted', text: 'No fusion log in this run: Inductor\'s fusion decisions are not known.'}));
@@ -138,13 +139,18 @@ function drawing(fromClick) {
     const t = v ? document.getElementById('cv-d' + v[0]) : null;
     if (!t) {
       box.append(h('p', {cls: 'cv-warn', text: 'No drawing in this file: ' + (D.noDrawing || 'this graph has no FX graph') +
-        '. Every launch is under "All launches" below.'}));
+        '. Everything call() runs is listed below.'}));
       return;
     }
     const svg = document.importNode(t.content, true).querySelector('svg');
     box.append(svg);
     annotate(gr, v, svg);
     applyZoom();
+    const first = svg.querySelector('[data-launch]');  // a drawing wider than the pane: its first launch in view
+    if (first && box.scrollWidth > box.clientWidth) {
+      const b = box.getBoundingClientRect(), r = first.getBoundingClientRect();
+      box.scrollLeft = Math.max(0, r.left - b.left - box.clientWidth / 2 + r.width / 2);
+    }
   }
   mark(gr, fromClick);
 }
@@ -235,7 +241,8 @@ function fitScale() {
   const box = $('cv-drawing'), svg = box.querySelector('svg');
   if (!svg) return 1;
   const [w, hgt] = natural(svg);
-  return Math.min(1, (box.clientWidth - 4) / w);  // the width: a tall drawing scrolls, its text stays readable
+  // the pane's width, but never so small that its 9-point labels cannot be read: a wider drawing scrolls
+  return Math.max(Math.min(1, (box.clientWidth - 4) / w), Math.min(1, MIN_FIT));
 }
 function applyZoom() {
   const svg = $('cv-drawing').querySelector('svg');
@@ -270,14 +277,16 @@ function detail() {
     return;
   }
   if (S.launch === null) {
-    box.append(h('p', {cls: 'cv-muted', text: 'Click a kernel box in the drawing, or a row under "All launches", to see its code, FX nodes and source lines.'}));
+    box.append(h('div', {cls: 'cv-cards'}, gr.cards.map(([label, value, help]) =>
+      h('div', {title: help}, h('div', {cls: 'cv-muted', text: label}), h('div', {cls: 'cv-card-value', text: value})))));
+    box.append(h('p', {cls: 'cv-muted', text: 'Click a kernel box in the drawing, or a row below it, to see its code, FX nodes and source lines.'}));
     return;
   }
   const i = S.launch, la = gr.launches[i];
   box.append(h('h3', {id: 'cv-launch-title'}, `#${i} `, h('code', {text: la[0]}), ' ', chip(la[1])));
   box.append(h('div', {cls: 'cv-muted'}, h('a', {href: link(S.g, i, S.view), text: 'link to this launch'}),
     ` · output_code.py line ${la[8]}`));
-  box.append(h('div', {cls: la[7] ? 'cv-basis cv-inferred' : 'cv-basis', text: (la[7] ? '⚠ Inferred links: ' : 'Links recorded by PyTorch: ') + la[6] + '.'}));
+  box.append(h('div', {cls: la[7] ? 'cv-basis cv-inferred' : 'cv-basis', text: (la[7] ? '⚠ ' : '') + la[6]}));
   if (la[2] >= 0) {
     const k = gr.kernels[la[2]];
     box.append(h('table', {cls: 'cv-meta'}, k[4].map(([a, b]) => h('tr', {}, h('th', {text: a}), h('td', {}, h('code', {text: b}))))));
@@ -433,5 +442,6 @@ button.cv-link{border:none;padding:0 3px;color:#1c64d6;font-family:ui-monospace,
 .cv-block{margin:8px 0}.cv-block ul{margin:2px 0;padding-left:18px}.cv-line{margin:0 0 2px;white-space:pre-wrap;color:#333}
 .cv-cols2{columns:2}.cv-section{margin:10px 0}.cv-section>summary{font-weight:600;cursor:pointer}
 .cv-table{border-collapse:collapse;font-size:12px;margin:4px 0}.cv-table th,.cv-table td{border-bottom:1px solid #eee;padding:2px 6px;text-align:left;vertical-align:top}
-.cv-divs li{margin-bottom:4px}
+.cv-divs li{margin-bottom:4px}.cv-block button.cv-link{margin:0 6px 2px 0}
+.cv-cards{display:flex;flex-wrap:wrap;gap:6px 24px;margin:4px 0 8px}.cv-card-value{font-size:22px}
 """

@@ -15,7 +15,7 @@ from compile_viz.linking.model import AOT, POST_GRAD, GraphIndex, LaunchLink
 from compile_viz.render.code_html import kernel_language
 from compile_viz.render.fusion import _short
 from compile_viz.render.fx_dot import shape_text, short_target
-from compile_viz.render.panels import _BASIS_WORDS, kernel_meta_rows
+from compile_viz.render.panels import basis_text, kernel_meta_rows
 
 MAX_PAIRS = 20000  # refused pairs kept per graph (a 48-layer backward weighs ~10^4)
 
@@ -60,12 +60,11 @@ def graph_data(graph: GraphParse, index: GraphIndex, files: Files) -> dict:
 
 def _launch(la: LaunchLink, graph: str, position: dict[str, int], kernel_ids: dict[str, int], files: Files) -> list:
     """[kernel name, kind, kernel number (-1: extern), node positions, [[file, line]], fusion group,
-    basis words, inferred (0/1), its line in output_code.py]."""
+    what its links rest on (a sentence), inferred (0/1), its line in output_code.py]."""
     names = la.post_grad_nodes if graph == POST_GRAD else la.fx_nodes
-    b = la.basis
-    basis = f"nodes from {_BASIS_WORDS.get(b.nodes, b.nodes)}, source lines from {_BASIS_WORDS.get(b.source_lines, b.source_lines)}"
     return [la.kernel, la.kind, kernel_ids.get(la.kernel, -1), [position[n] for n in names if n in position],
-            [[files.id(f), line] for f, line in la.source_lines], la.fusion_group, basis, int(b.inferred), la.line]
+            [[files.id(f), line] for f, line in la.source_lines], la.fusion_group, basis_text(la), int(la.basis.inferred),
+            la.line]
 
 
 def _kernels(graph: GraphParse, index: GraphIndex) -> tuple[list, dict[str, int]]:

@@ -32,7 +32,7 @@ from compile_viz.render.fx_dot import (
 from compile_viz.render.palette import kind_color, kind_label
 from compile_viz.render.svg import LayoutError
 
-COLLAPSE_ABOVE = 300  # nodes: above this a small graph is one box per launch (the Viewer's `auto`)
+COLLAPSE_ABOVE = 150  # nodes: above this a small graph is one box per launch (the Viewer: 300, with zoom and k-hop to get about)
 GROUP_FILL = "#eef2ff"
 _HEAD = ['  graph [rankdir="TB", fontname="Helvetica", fontsize="10", nodesep="0.2", ranksep="0.3"];',
          '  node [fontname="Helvetica", fontsize="9", height="0.2", margin="0.06", shape="box", style="filled"];',
@@ -109,10 +109,11 @@ def group_view(index: GraphIndex, h: Hierarchy, group: LaunchGroup, edges: dict[
 
 def short_label(child: str, parent: str) -> str:
     """A child group's name inside its parent's view: `attn` for `transformer.h.3.attn` in
-    `transformer.h.3`; a bare number keeps the parent's last part (`h.3`, not `3`)."""
+    `transformer.h.3`; a name that starts with a number keeps the parent's last part (`h.3`, not
+    `3`; `block.0.layer`, not `0.layer`)."""
     if parent and child.startswith(parent + "."):
         rest = child[len(parent) + 1:]
-        return f"{parent.rsplit('.', 1)[-1]}.{rest}" if rest.isdigit() else rest
+        return f"{parent.rsplit('.', 1)[-1]}.{rest}" if rest.split(".", 1)[0].isdigit() else rest
     return child
 
 
@@ -120,7 +121,7 @@ def _launch_stmt(index: GraphIndex, launch: int, k: int, graph: str) -> str:
     la = index.launches[launch]
     name = la.kernel if len(la.kernel) <= LABEL_CHARS else la.kernel[: LABEL_CHARS - 1] + "…"
     ops = len(la.post_grad_nodes if graph == POST_GRAD else la.fx_nodes)
-    attrs = {"label": f"{name}\n{ops} ops", "fillcolor": kind_color(la.kind), "id": f"cvu{k}", "class": "cv-launch"}
+    attrs = {"label": f"{name}\n{ops} op{'s' if ops != 1 else ''}", "fillcolor": kind_color(la.kind), "id": f"cvu{k}", "class": "cv-launch"}
     return f"  u{k} [{_attrs(attrs)}];"
 
 
