@@ -64,7 +64,7 @@ def test_multi_rank_log_picks_a_rank_and_flags_divergences(env):
     assert any(e.label.startswith("Ranks: 4 ranks, ⚠ 15 divergences") for e in at.expander)
     section = "\n".join(h.proto.body for h in at.get("html"))
     assert "compiled on rank 1 only" in section and 'class="cv-grid"' in section
-    assert "/?run=" in section and "compare_rank=1" in section
+    assert "/compare?run=" in section and "compare_rank=1" in section
     at.selectbox[0].select(1).run()
     at.selectbox[1].select(at.selectbox[1].options[1]).run()
     no_errors(at)

@@ -229,6 +229,9 @@ def test_the_sample_wrong_on_purpose_is_red_at_eager_in_the_cli_and_the_viewer(t
     (graph,) = parse_path(str(run)).graphs
     index = build_index(graph)
     node = next(n.name for n in graph.post_grad_graph.nodes if select(index, POST_GRAD, node=n.name).launches)
-    ((label, href),) = render_ladder.kernel_links(Bisect(ran=True, node=node), [(graph.id, index)], run.name)
-    assert f"node={node}" in href and href.startswith(f"?run={run.name}&graph=") and "&kernel=" in href
-    assert render_ladder.kernel_links(Bisect(ran=True, node="no_such_node"), [(graph.id, index)], run.name) == []
+    from compile_viz.ui.page_registry import page_url
+
+    ((label, href),) = render_ladder.kernel_links(Bisect(ran=True, node=node), [(graph.id, index)], run.name, page_url)
+    assert f"node={node}" in href and href.startswith(f"/?run={run.name}&graph=") and "&kernel=" in href
+    assert render_ladder.kernel_links(Bisect(ran=True, node="no_such_node"), [(graph.id, index)], run.name,
+                                      page_url) == []

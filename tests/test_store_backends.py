@@ -99,3 +99,21 @@ def test_a_legacy_sqlite_index_is_migrated_not_dropped(tmp_path):
     again = RunStore(tmp_path)
     assert again.index.applied("store")[-1] == (3, STORE_MIGRATIONS[-1].name)
     assert [r.id for r in again.list_runs(run.model)] == [run.id]  # re-read from the folder (step 3 reindexes)
+
+
+def test_notes_are_kept_per_run_and_shown_to_the_runs_project_only(team_store):
+    from compile_viz.server.notes import add_note, notes_of, target_of
+
+    index = team_store.index
+    target = target_of("model__0_forward_1.0", "3", "triton_poi_fused_add_0")
+    first = add_note(index, project="vision", run_id="r1", target=target, author="ann@example.com", body=" slow? ")
+    add_note(index, project="vision", run_id="r1", target="run", author="bob@example.com", body="second")
+    add_note(index, project="vision", run_id="r2", target="run", author="ann@example.com", body="other run")
+    notes = notes_of(index, "r1", ["vision"])
+    assert [(n.author, n.body, n.target) for n in notes] == [
+        ("ann@example.com", "slow?", "launch:model__0_forward_1.0:3:triton_poi_fused_add_0"),
+        ("bob@example.com", "second", "run")]
+    assert notes[0].id == first.id and notes[0].created
+    assert notes_of(index, "r1", ["audio"]) == [] and notes_of(index, "r1", []) == []
+    with pytest.raises(StoreError, match="some text"):
+        add_note(index, project="vision", run_id="r1", target="run", author="a", body="  ")

@@ -35,6 +35,9 @@ def signed_server(postgres, tmp_path_factory):
         run_id, tmp = store.begin(model)
         runs[project] = store.commit(run_id, tmp, {"model": model, "status": "complete", "created": "2026-11-01",
                                                    "project": project})
+    run_id, tmp = store.begin("vision_model")
+    runs["vision_old"] = store.commit(run_id, tmp, {"model": "vision_model", "status": "complete",
+                                                    "created": "2026-10-01", "project": "vision"})
     runs["none"] = fake_run(store, "projectless_model")  # imported by hand: in no project
     (root / "auth.toml").write_text(op.auth_toml(f"{base}/oauth2callback"))
     try:
@@ -99,3 +102,28 @@ def test_a_signed_in_person_sees_exactly_their_projects_runs(signed_server, emai
         page.get_by_text(f"No run {runs[theirs].id!r} in your projects.").wait_for(timeout=60_000)
         page.goto(signed_server.url + f"/?run=path:{signed_server.store}")
         page.get_by_text("in your projects.").wait_for(timeout=60_000)
+
+
+def test_a_note_is_kept_with_author_and_time_and_stays_inert(signed_server):
+    run = signed_server.runs["vision"]
+    hostile = "<script>window.__pwned = 1</script> [click me](javascript:window.__pwned=2) <img src=x onerror=window.__pwned=3>"
+    with chromium_page(1000) as page:
+        _sign_in(page, signed_server.url, "ann@example.com")
+        page.goto(signed_server.url + f"/viewer?run={run.id}&graph=g0&node=add_1")
+        page.get_by_text("Note on node:g0:add_1").wait_for(timeout=60_000)
+        box = page.locator("section[data-testid=stSidebar] textarea").first
+        box.fill(hostile)
+        page.get_by_role("button", name="Add note").click()
+        page.get_by_text("ann@example.com · ").first.wait_for(timeout=60_000)
+        page.get_by_text("<script>window.__pwned = 1</script>", exact=False).first.wait_for(timeout=30_000)
+        page.wait_for_timeout(500)
+        assert page.evaluate("window.__pwned") is None
+        assert not page.locator("a[href^='javascript:']").count()
+        link = page.get_by_role("link", name="open").first.get_attribute("href")
+        assert link.startswith(f"/viewer?run={run.id}&graph=g0&node=add_1&note=")
+        compare = page.get_by_role("link", name="Compare with the previous run").get_attribute("href")
+        assert compare == f"/compare?run={run.id}&compare={signed_server.runs['vision_old'].id}"
+        page.goto(signed_server.url + link)  # the link reopens the selection with the note marked
+        page.get_by_text("· linked").wait_for(timeout=60_000)
+        OUT.mkdir(exist_ok=True)
+        page.screenshot(path=str(OUT / "team_note.png"))

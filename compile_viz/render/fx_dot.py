@@ -33,7 +33,7 @@ class GraphView:
     hops: int = 0  # > 0: only nodes within `hops` edges of the selection, all opened up
     modules: bool = False  # launches grouped into modules (linking/hierarchy.py), `opened` open
     opened: frozenset[str] = field(default_factory=frozenset)  # group ids, with modules=True
-    link: str = ""  # query-string prefix ("?run=..&graph=..") for clickable nodes; "" = none
+    link: str = ""  # this view's link ("/viewer?run=..&graph=..") that clickable nodes add their parameters to; "" = none
 
 
 def layout_view(view: GraphView) -> GraphView:
@@ -147,7 +147,9 @@ def transitive_reduction(edges: list[tuple[str, str]]) -> list[tuple[str, str]]:
 
 
 def _href(view: GraphView, **params: object) -> str:
-    return view.link + "".join(f"&{k}={quote(str(v), safe='')}" for k, v in params.items())
+    query = "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items())
+    sep = "" if view.link.endswith(("?", "&")) else "&" if "?" in view.link else "?"
+    return view.link + sep + query
 
 
 def _node_stmt(node: FxNode, position: int, launches: tuple[int, ...], index: GraphIndex, view: GraphView) -> str:

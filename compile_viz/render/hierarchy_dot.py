@@ -44,7 +44,8 @@ NONE_OPEN = "-"  # `open=-`: every group closed (no `open` at all: the first vie
 
 def _open_href(view: GraphView, opened: frozenset[str], **extra: str) -> str:
     """A link to this view with exactly `opened` open (the URL's own `open=` replaced)."""
-    prefix = "?" + "&".join(p for p in view.link.lstrip("?").split("&") if p and not p.startswith("open="))
+    path, _, query = view.link.partition("?")
+    prefix = path + "?" + "&".join(p for p in query.split("&") if p and not p.startswith("open="))
     return _href(replace(view, link=prefix), open=",".join(sorted(opened)) or NONE_OPEN, **extra)
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from html import escape
-from urllib.parse import urlencode
 
 from compile_viz.linking.model import POST_GRAD, GraphIndex
 from compile_viz.measurements.ladder import NEXT_STEP, STAGES, Bisect, Ladder, LadderStage
+from compile_viz.render.links import PageLink
 from compile_viz.render.selection import select
 
 COLORS = {True: ("#e6f4ea", "#1e7b34", "✓"), False: ("#fde7e9", "#b3261e", "✗"), None: ("#fff3cd", "#8a6100", "?")}
@@ -72,7 +72,7 @@ def ladder_html(ladder: Ladder | None, *, links: Sequence[tuple[str, str]] = ())
     return stages_html(ladder) + next_step_html(ladder, links) + ref
 
 
-def kernel_links(bisect: Bisect | None, graphs: Sequence[tuple[str, GraphIndex]], run: str,
+def kernel_links(bisect: Bisect | None, graphs: Sequence[tuple[str, GraphIndex]], run: str, link: PageLink,
                  limit: int = 4) -> list[tuple[str, str]]:
     """Return (label, Viewer link) for each graph whose post-grad graph has the FX node the bisector
     named, with the kernel that computes it: ?run=&graph=&view=post_grad&node=&kernel=&launch=."""
@@ -85,9 +85,8 @@ def kernel_links(bisect: Bisect | None, graphs: Sequence[tuple[str, GraphIndex]]
             continue
         launch = min(sel.launches)
         kernel = index.launches[launch].kernel
-        query = urlencode({"run": run, "graph": graph_id, "view": POST_GRAD, "node": bisect.node,
-                           "kernel": kernel, "launch": launch})
-        out.append((f"{kernel} ({graph_id})", f"?{query}"))
+        href = link("viewer", run=run, graph=graph_id, view=POST_GRAD, node=bisect.node, kernel=kernel, launch=launch)
+        out.append((f"{kernel} ({graph_id})", href))
         if len(out) >= limit:
             break
     return out

@@ -4,9 +4,9 @@ each with links to the compile and to the two ranks side by side on the Compare 
 from __future__ import annotations
 
 from html import escape
-from urllib.parse import quote
 
 from compile_viz.compare.ranks import Divergence, RankReport
+from compile_viz.render.links import PageLink
 
 STATUS_COLOURS = {
     "ok": "#2e7d32", "ok after restart": "#66bb6a", "graph break": "#f9a825", "restarted": "#fbc02d",
@@ -18,19 +18,14 @@ KIND_TITLES = {
 }
 
 
-def _q(**params: object) -> str:
-    return "&".join(f"{k}={quote(str(v), safe='')}" for k, v in params.items() if v not in (None, ""))
-
-
-def compare_link(run: str, d: Divergence, report: RankReport) -> str:
-    """The Compare page on this compile id: a rank of the majority as A, the first odd rank as B.
-    At the app's root: with ?compare= the Compare page is the default page (app_pages), served at /."""
+def compare_link(run: str, d: Divergence, report: RankReport, link: PageLink) -> str:
+    """The Compare page on this compile id: a rank of the majority as A, the first odd rank as B."""
     others = [r for r in report.ranks if r not in d.ranks]
     a = others[0] if others else report.ranks[0]
-    return f"/?{_q(run=run, compare=run, rank=a, compare_rank=d.ranks[0], cid=d.compile_id)}"
+    return link("compare", run=run, compare=run, rank=a, compare_rank=d.ranks[0], cid=d.compile_id)
 
 
-def divergences_html(run: str, report: RankReport) -> str:
+def divergences_html(run: str, report: RankReport, link: PageLink) -> str:
     """The divergences as a list: what, on which ranks, what it means, and where to look."""
     if len(report.ranks) < 2:
         return ""
@@ -40,20 +35,20 @@ def divergences_html(run: str, report: RankReport) -> str:
     items = []
     for d in report.divergences:
         ranks = ", ".join(map(str, d.ranks))
-        compile_link = f"/compiles?{_q(run=run, rank=d.ranks[0], compile=d.compile_id)}"
+        compile_link = link("compiles", run=run, rank=d.ranks[0], compile=d.compile_id)
         items.append(
             f'<li class="cv-div" data-kind="{escape(d.kind)}"><b>{escape(KIND_TITLES.get(d.kind, d.kind))}</b> · '
             f"rank{'s' if len(d.ranks) > 1 else ''} {escape(ranks)}: {escape(d.detail)}"
             f'<br><span class="cv-div-meaning">{escape(d.meaning)}</span><br>'
             f'<a href="{escape(compile_link)}" target="_self">this compile</a> · '
-            f'<a class="cv-div-compare" href="{escape(compare_link(run, d, report))}" target="_self">'
+            f'<a class="cv-div-compare" href="{escape(compare_link(run, d, report, link))}" target="_self">'
             f"rank {d.ranks[0]} beside the others on the Compare page</a></li>")
     style = ("<style>.cv-div{margin:0 0 .6em 0}.cv-div-meaning{color:#666;font-size:.9em}"
              ".cv-divs{max-height:320px;overflow:auto;padding-left:1.2em}</style>")
     return f'{style}<ol class="cv-divs">{"".join(items)}</ol>'
 
 
-def grid_html(run: str, report: RankReport, *, max_ids: int = 400) -> str:
+def grid_html(run: str, report: RankReport, link: PageLink, *, max_ids: int = 400) -> str:
     """Ranks (rows) x compile ids (columns), each cell coloured by its status and linked to that
     compile; a cell where its rank differs from the majority is outlined."""
     odd = {(r, d.compile_id) for d in report.divergences for r in d.ranks}
@@ -66,8 +61,8 @@ def grid_html(run: str, report: RankReport, *, max_ids: int = 400) -> str:
             status = report.grid[cid].get(rank, "")
             colour = STATUS_COLOURS.get(status, "#bdbdbd")
             mark = " cv-odd" if (rank, cid) in odd else ""
-            inner = (f'<a href="/compiles?{escape(_q(run=run, rank=rank, compile=cid))}" target="_self">&nbsp;</a>'
-                     if status else "")
+            href = link("compiles", run=run, rank=rank, compile=cid)
+            inner = f'<a href="{escape(href)}" target="_self">&nbsp;</a>' if status else ""
             cells.append(f'<td class="cv-cell{mark}" style="background:{colour}" '
                          f'title="rank {rank} [{escape(cid)}] {escape(status or "not compiled")}">{inner}</td>')
         rows.append(f"<tr><th>rank {rank}</th>{''.join(cells)}</tr>")

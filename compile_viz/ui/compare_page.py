@@ -4,7 +4,6 @@ matched by the nodes they cover and coloured by class, and a group's kernels sid
 from __future__ import annotations
 
 from dataclasses import replace
-from urllib.parse import quote
 
 import streamlit as st
 
@@ -42,8 +41,10 @@ from compile_viz.render.svg import LayoutError, dot_to_svg, mark_svg, svg_panel
 from compile_viz.store import StoreError, bundled_runs
 from compile_viz.ui import loaders, state
 from compile_viz.ui.graph_widget import graph_widget
+from compile_viz.ui.page_registry import page_url
 from compile_viz.ui.rank_picker import pick_rank
 from compile_viz.ui.runs import BUNDLED, default_run_key
+from compile_viz.ui.unknown import say_unknown
 
 GRAPHS_SHOWN_UP_TO = 300  # launches per graph: above, both graphs are drawn only on request
 
@@ -147,8 +148,9 @@ def _rank_pickers(a_key: str, b_key: str) -> tuple[int | None, int | None]:
     if not (a_ranks or b_ranks):
         return None, None
     c1, c2 = st.columns(2)
-    return (pick_rank(a_ranks, label="Rank of A", container=c1),
-            pick_rank(b_ranks, param="compare_rank", label="Rank of B", container=c2))
+    reset = ("gpair", "pair", "group", "side", "launch")  # pairs and groups are of the ranks' graphs
+    return (pick_rank(a_ranks, page="compare", label="Rank of A", container=c1, reset=reset),
+            pick_rank(b_ranks, page="compare", param="compare_rank", label="Rank of B", container=c2, reset=reset))
 
 
 def _pair_of_compile(a_key: str, b_key: str, a: Side, b: Side, pairs: list) -> None:
@@ -162,6 +164,11 @@ def _pair_of_compile(a_key: str, b_key: str, a: Side, b: Side, pairs: list) -> N
     found = next((i for i, (a_id, _) in enumerate(pairs) if a_id and la[a_id].compile_id == cid), None)
     if found is None:
         found = next((i for i, (_, b_id) in enumerate(pairs) if b_id and lb[b_id].compile_id == cid), None)
+    if found is None:
+        known = {x.compile_id: f"[{x.compile_id}]" for x in (*la.values(), *lb.values()) if x.compile_id}
+        say_unknown("compare", "cid", cid, known, noun="graph of compile id", where="either side",
+                    showing="the first pair of graphs")
+        return
     state.update(cid=None, gpair=found or None, group=None)
 
 
@@ -199,6 +206,11 @@ def _group_picker(gm: GraphMatch) -> int | None:
     if not gm.groups:
         return None
     n = state.get_int("group")
+    launch, side_name = state.get_int("launch"), state.get("side")
+    if launch is not None and side_name in ("a", "b"):  # a launch box's link: its group
+        group = gm.group_of(side_name, launch)
+        n = gm.groups.index(group) if group is not None else n
+        state.update(launch=None, side=None, kernel=None, group=n)
     if n is None or not 0 <= n < len(gm.groups):
         n = next((i for i, g in enumerate(gm.groups) if g.cls != SAME), 0)
     picked = st.selectbox("Group", range(len(gm.groups)), index=n, format_func=lambda i: group_label(i, gm.groups[i]),
@@ -267,7 +279,7 @@ def _graphs_by_class(a_key: str, b_key: str, gm: GraphMatch, chosen: int | None)
             fx_name = AOT if graph.aot_graph is not None else POST_GRAD
             try:
                 svg = _class_svg(key, graph_id, fx_name, tuple(sorted(gm.launch_classes(side_name).items())),
-                                 link=f"?run={quote(a_key, safe='')}&compare={quote(b_key, safe='')}&side={side_name}")
+                                 link=_here(side=side_name))
             except LayoutError as e:
                 st.error(str(e))
                 continue
@@ -275,6 +287,13 @@ def _graphs_by_class(a_key: str, b_key: str, gm: GraphMatch, chosen: int | None)
             svg = mark_svg(svg, selection_ids(graph.artifact(fx_name), frozenset(r.index for r in refs), frozenset()))
             graph_widget(svg_panel(svg, height_px=480), key=f"cmp-graph-{side_name}",
                          on_select=lambda click, s=side_name: _clicked(gm, s, click))
+
+
+def _here(**params: object) -> str:
+    """This comparison's link (runs, ranks, pair of graphs) with `params`: a launch box's link in
+    either graph adds its `launch` and opens on its group (_group_picker)."""
+    keep = ("run", "compare", "rank", "compare_rank", "pair", "gpair")
+    return page_url("compare", **{k: state.get(k) for k in keep}, **params)
 
 
 def _clicked(gm: GraphMatch, side_name: str, click: dict) -> None:

@@ -5,7 +5,6 @@ compile on the Compiles page. Collapsed; the log is read only when it is opened.
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import quote
 
 import streamlit as st
 
@@ -14,6 +13,7 @@ from compile_viz.artifacts.trace.model import TraceParse
 from compile_viz.linking.graph_labels import compile_of
 from compile_viz.render import compiles as render
 from compile_viz.ui import compiles_page, loaders
+from compile_viz.ui.page_registry import page_url
 from compile_viz.ui.runs import PATH
 
 KEY = "viewer_compile_section"  # its open state, kept across graphs
@@ -35,7 +35,7 @@ def compile_section(key: str, parse: DebugParse, graph: GraphParse) -> None:
         found = compile_of(logs, graph)
         if found is None:
             st.info("The trace does not say which compile made this graph; the Compiles page lists them all.")
-            st.markdown(f"[Open the Compiles page]({_link(key)})")
+            st.markdown(f"[Open the Compiles page]({page_url('compiles', run=key)})")
             return
         _show(key, logs, *found)
 
@@ -52,9 +52,9 @@ def _may_have_trace(key: str) -> bool:
 def _show(key: str, logs, log, c) -> None:
     rank = f"rank {log.rank}" if log.rank is not None else log.path
     where = f" · {rank}" if len(logs) > 1 else ""
+    link = page_url("compiles", run=key, rank=log.rank if len(logs) > 1 else None, compile=c.id)
     st.markdown(f"**{render.STATUS_ICONS.get(c.status, '')} [{c.id}] {c.status}**{where} · "
-                f"{compiles_page.escape_md(render.frame_label(c))} · "
-                f"[open on the Compiles page]({_link(key, compile=c.id, rank=str(log.rank) if len(logs) > 1 and log.rank is not None else '')})")
+                f"{compiles_page.escape_md(render.frame_label(c))} · [open on the Compiles page]({link})")
     left, right = st.columns([2, 3], gap="small")
     with left:
         compiles_page.guards(c, key=f"viewer-guards-{c.id}", height=360)
@@ -66,7 +66,3 @@ def _show(key: str, logs, log, c) -> None:
         every = st.checkbox("every phase (passes, autotuning, caches)", key=f"viewer-phases-{c.id}")
         st.plotly_chart(render.phase_figure(phases, all_phases=every), width="stretch", key=f"viewer-tl-{c.id}")
 
-
-def _link(key: str, **params: str) -> str:
-    query = "&".join(f"{k}={quote(v, safe='')}" for k, v in {"run": key, **params}.items() if v)
-    return f"/compiles?{query}"

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 import streamlit as st
 
 from compile_viz.artifacts import DiscoveryError
 from compile_viz.artifacts.trace.model import CompileRecord, TraceLog, TraceParse
 from compile_viz.compare.ranks import RankReport, rank_report
+from compile_viz.linking.graph_labels import graph_labels
 from compile_viz.render import compiles as render
 from compile_viz.render import ranks as ranks_render
 from compile_viz.store import StoreError
 from compile_viz.ui import loaders, state
+from compile_viz.ui.page_registry import page_url
 from compile_viz.ui.rank_picker import pick_rank
 from compile_viz.ui.runs import default_run_key, path_stamp
+from compile_viz.ui.unknown import say_unknown
 
 
 def page() -> None:
@@ -38,6 +39,10 @@ def page() -> None:
         return
     ids = [r["compile id"] for r in rows]
     wanted = state.get("compile")
+    if wanted and wanted not in ids:
+        where = f"rank {log.rank}'s log" if len(parsed.logs) > 1 and log.rank is not None else "this log"
+        say_unknown("compiles", "compile", wanted, {i: f"[{i}]" for i in ids}, noun="compile id", where=where,
+                    showing=f"[{ids[0]}]")
     cid = st.selectbox("Compile id", ids, index=ids.index(wanted) if wanted in ids else 0,
                        format_func=lambda i: f"[{i}] {next(r['status'] for r in rows if r['compile id'] == i)}")
     if cid != wanted:
@@ -54,7 +59,8 @@ def _rank(key: str, logs: tuple[TraceLog, ...]) -> TraceLog:
         return logs[0]
     ranks_section(key, logs)
     by_rank = {log.rank if log.rank is not None else i: log for i, log in enumerate(logs)}
-    rank = pick_rank(list(by_rank), counts={r: f"{len(log.compiles)} compile ids" for r, log in by_rank.items()})
+    rank = pick_rank(list(by_rank), page="compiles",
+                     counts={r: f"{len(log.compiles)} compile ids" for r, log in by_rank.items()})
     return by_rank[rank]
 
 
@@ -69,8 +75,8 @@ def ranks_section(key: str, logs: tuple[TraceLog, ...]) -> None:
     n = len(report.divergences)
     with st.expander(f"Ranks: {len(report.ranks)} ranks, " + (f"⚠ {n} divergence{'s' if n != 1 else ''}" if n
                      else "no divergence"), expanded=bool(n)):
-        st.html(ranks_render.divergences_html(key, report))
-        st.html(ranks_render.grid_html(key, report))
+        st.html(ranks_render.divergences_html(key, report, page_url))
+        st.html(ranks_render.grid_html(key, report, page_url))
 
 
 def escape_md(text: str) -> str:
@@ -89,10 +95,11 @@ def _details(key: str, parsed: TraceParse, log: TraceLog, c: CompileRecord) -> N
     if c.recompile_reasons:
         st.markdown("**Why it recompiled**\n" + "\n".join(
             f"- {escape_md(render.plain_recompile_reason(r))}" for r in c.recompile_reasons))
-    graphs = [g.id for g in parsed.graphs if g.id.endswith(f"[{c.id}] {g.kind}") or f"[{c.id}] " in g.id]
+    graphs = _viewer_graphs(key, parsed, log, c) if c.graphs else []
     if graphs:
-        links = ", ".join(f"[{g}](/viewer?run={quote(key, safe='')}&graph={quote(g, safe='')})" for g in graphs)
-        st.markdown(f"Graphs: {links} (scheduler IR and fusion groups: not in a trace)")
+        links = ", ".join(f"[{escape_md(label)}]({page_url('viewer', run=key, rank=rank, graph=gid)})"
+                          for gid, label, rank in graphs)
+        st.markdown(f"Graphs: {links}")
     left, right = st.columns(2, gap="small")
     with left:
         st.markdown("##### User stack")
@@ -102,6 +109,21 @@ def _details(key: str, parsed: TraceParse, log: TraceLog, c: CompileRecord) -> N
     st.markdown("##### Compile phases")
     every = st.checkbox("every phase (passes, autotuning, caches)", key=f"phases-{c.id}")
     st.plotly_chart(render.phase_figure(render.phases_of(log, c), all_phases=every), width="stretch", key=f"tl-{c.id}")
+
+
+def _viewer_graphs(key: str, parsed: TraceParse, log: TraceLog, c: CompileRecord) -> list[tuple[str, str, int | None]]:
+    """(graph id, label, rank) of each graph the Viewer shows for this run that compile `c` of `log`
+    made: the Viewer's own ids (a run's debug folders, when it has them, not the trace's)."""
+    try:
+        graphs = loaders.load_parse(key).graphs
+    except DiscoveryError:
+        return []
+    several = len(parsed.logs) > 1
+    out = []
+    for gid, label in graph_labels(graphs, parsed.logs).items():
+        if label.compile_id == c.id and (not several or label.rank == log.rank):
+            out.append((gid, label.text, label.rank if several else None))
+    return out
 
 
 def guards(c, *, key: str, height: int | str = "content") -> None:

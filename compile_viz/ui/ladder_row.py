@@ -8,6 +8,7 @@ import streamlit as st
 from compile_viz.measurements import read_run
 from compile_viz.render.ladder import kernel_links, ladder_html
 from compile_viz.ui import loaders
+from compile_viz.ui.page_registry import page_url
 from compile_viz.ui.runs import RunInfo
 
 
@@ -21,4 +22,4 @@ def ladder_row(info: RunInfo) -> None:
     if ladder.bisect is not None and ladder.bisect.node:
         graphs = [(g.id, loaders.load_index(info.key, g.id)) for g in loaders.load_parse(info.key).graphs]
     st.markdown("##### Where the difference starts")
-    st.html(ladder_html(ladder, links=kernel_links(ladder.bisect, graphs, info.key)))
+    st.html(ladder_html(ladder, links=kernel_links(ladder.bisect, graphs, info.key, page_url)))

@@ -33,8 +33,8 @@ def clear_selection() -> None:
 
 
 def link_prefix() -> str:
-    """Return "?run=..&graph=..&view=.." for links that keep the run, graph and view."""
-    from urllib.parse import quote
+    """Return the Viewer's link that keeps the run, graph and view ("/viewer?run=..&graph=..&view=.."), for
+    the links of the nodes drawn."""
+    from compile_viz.ui.page_registry import page_url
 
-    keep = [(k, get(k)) for k in ("run", "graph", "view", "layout", "hops", "open") if get(k)]
-    return "?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in keep)
+    return page_url("viewer", **{k: get(k) for k in ("run", "graph", "view", "layout", "hops", "open")})

@@ -4,8 +4,11 @@ import streamlit as st
 
 from compile_viz.ui import loaders
 from compile_viz.ui.app_pages import pages
-from compile_viz.ui.team import gate, team_pages
+from compile_viz.ui.team import gate, team_mode, team_pages
+from compile_viz.ui.team_notes import sidebar
 
 st.set_page_config(page_title="compile_viz", layout="wide")
 gate(loaders.get_store())
+if team_mode():
+    sidebar(loaders.get_store())
 st.navigation(team_pages(pages())).run()

@@ -33,6 +33,7 @@ from compile_viz.ui.rank_picker import pick_rank
 from compile_viz.ui.runs import default_run_key, teaching_note
 from compile_viz.ui.share_button import share_button
 from compile_viz.ui.time_section import time_section
+from compile_viz.ui.unknown import nearest, nearest_number, say_unknown
 
 # Above this many entries a picker (kernel launch, FX node) is a search box: on the 48-layer backward,
 # selectboxes of 1,499 launches and 5,884 nodes cost ~0.2 s of every page load in the browser.
@@ -133,24 +134,28 @@ def _failure(info) -> None:
 
 def _graph_selector(key: str, parse):
     """The graph picker (?graph=); for a run of several ranks, a rank picker (?rank=) first, and the
-    graphs named by rank, compile id, frame and piece."""
+    graphs named by rank, compile id, frame and piece. A graph the run does not have is said."""
     graphs = list(parse.graphs)
     ranks = {g.id: graph_rank(g) for g in graphs}
     labels = {g.id: f"{g.kind} · {g.folder.name}" for g in graphs}
+    asked = state.get("graph")
     if len({r for r in ranks.values() if r is not None}) > 1:
         named = graph_labels(graphs, _trace_logs(key, parse))
         labels = {gid: label.text for gid, label in named.items()}
         per_rank = Counter(r for r in ranks.values() if r is not None)
-        rank = pick_rank(list(per_rank), counts={r: f"{n} graphs" for r, n in per_rank.items()})
+        rank = pick_rank(list(per_rank), page="viewer", counts={r: f"{n} graphs" for r, n in per_rank.items()},
+                         implied=ranks.get(asked), reset=("graph", "open", *state.SELECTION_KEYS))
         graphs = [g for g in graphs if ranks[g.id] == rank]
     elif len(set(labels.values())) < len(labels):  # the same folder name twice: the id tells them apart
         labels = {g.id: f"{g.kind} · {g.id}" for g in graphs}
     ids = [g.id for g in graphs]
-    current = state.get("graph")
-    if current not in ids:
-        current = ids[0]
+    current = asked if asked in ids else ids[0]
+    if asked and asked != current:  # labels hold every rank's graphs: the nearest may be another rank's
+        near = nearest(asked, labels)
+        say_unknown("viewer", "graph", asked, labels, noun="graph", where="this run", showing=labels[current],
+                    near=near, also={"rank": ranks.get(near), "open": None, **dict.fromkeys(state.SELECTION_KEYS)})
     choice = st.selectbox("Graph", ids, index=ids.index(current), format_func=labels.get, key=f"graph_sel:{current}")
-    if choice != state.get("graph"):
+    if choice != asked:
         state.update(graph=choice)
         if current != choice:
             state.clear_selection()
@@ -189,7 +194,7 @@ def _controls(key: str, graph, index):
     picked = c1.radio("FX graph", list(VIEWS), index=list(VIEWS).index(fx_name), format_func=VIEWS.get,
                       horizontal=True, key=f"view_sel:{fx_name}")
     if picked != fx_name:
-        state.update(view=picked)
+        state.update(view=picked, node=None)  # node names are the graph's own; the kernel is kept
         st.rerun()
     fx = graph.artifact(fx_name)
     n_nodes = len(fx.nodes) if fx else 0
@@ -268,11 +273,38 @@ def _clicked(key: str, graph_id: str, index, fx_name, view: GraphView, click: di
     st.rerun()
 
 
+def _known_selection(index, fx_name, fx) -> tuple[str, int | None, str]:
+    """The URL's kernel, launch and node, each where this graph has it; one it has not is said (with
+    the nearest it has, linked) and left out: a stale link never selects something else unsaid."""
+    kernel, launch, node = state.get("kernel"), state.get_int("launch"), state.get("node")
+    first = {}
+    for la in index.launches:
+        first.setdefault(la.kernel, la.index)
+    if kernel and kernel not in first:
+        near = nearest(kernel, {k: k for k in first})
+        say_unknown("viewer", "kernel", kernel, {k: k for k in first}, noun="kernel", where="this graph",
+                    showing="no selection", near=near, also={"launch": first.get(near), "node": None})
+        kernel, launch = "", None
+    raw = state.get("launch")
+    if raw and (launch is None or not 0 <= launch < len(index.launches)
+                or (kernel and index.launches[launch].kernel != kernel)):
+        known = {str(la.index): f"#{la.index} {la.kernel}" for la in index.launches if la.kernel == kernel or not kernel}
+        near = nearest_number(raw, known)
+        say_unknown("viewer", "launch", raw, known, noun=f"launch of {kernel}" if kernel else "launch",
+                    where="this graph", showing=f"every launch of {kernel}" if kernel else "no selection", near=near,
+                    also={"kernel": index.launches[int(near)].kernel if near else None, "node": None})
+        launch = None
+    if node and (fx is None or fx.node(node) is None):
+        known = {n.name: n.name for n in fx.nodes} if fx else {}
+        say_unknown("viewer", "node", node, known, noun="node", where=f"this {VIEWS.get(fx_name, 'graph')}",
+                    showing="no node selected", also={"kernel": None, "launch": None})
+        node = ""
+    return kernel, launch, node
+
+
 def _selection(index, fx_name, fx):
     """Kernel and node pickers, kept in the URL; return the Selection."""
-    kernel, launch, node = state.get("kernel"), state.get_int("launch"), state.get("node")
-    if fx is None or fx.node(node) is None:
-        node = ""  # a name from another graph (or a stale link): ignore it
+    kernel, launch, node = _known_selection(index, fx_name, fx)
     sel = select(index, fx_name, kernel=kernel, launch=launch, node=node)
     c1, c2, c3 = st.columns([3, 3, 1])
     current = min(sel.launches) if sel.launches else None
