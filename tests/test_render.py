@@ -204,9 +204,11 @@ def test_cards_wrap_and_keep_versions_and_device_whole():
     assert "<b>" not in out and "x&lt;y" in out and 'title="a&quot;b"' in out
 
 
-def test_svg_panel_zooms():
+def test_svg_panel_keeps_the_natural_size_for_the_widget_to_fit():
     svg = '<svg width="100pt" height="50pt" viewBox="0 0 100 50"></svg>'
-    assert 'width="50pt"' in svg_panel(svg, zoom=0.5)
+    panel = svg_panel(svg, height_px=480)
+    assert svg in panel  # the widget reads the natural size from it and scales the drawing to fit
+    assert 'data-height="480"' in panel and "max-height:480px" in panel
 
 
 def test_aot_view_uses_aot_links(mlp):

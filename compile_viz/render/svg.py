@@ -10,7 +10,6 @@ from collections.abc import Collection
 from compile_viz.render.palette import SELECTED
 
 _XML_HEAD = re.compile(r"^.*?(?=<svg\b)", re.S)
-_SIZE = re.compile(r'<svg width="([\d.]+)pt" height="([\d.]+)pt"')
 _MARKABLE = re.compile(r'<g id="(cv[nLC]\d+)" class="([^"]*)">')  # ids from fx_dot.node_id / launch_ids
 _SHAPE = re.compile(r'<(?:polygon|path|ellipse)\b[^>]*>')
 _STROKE = re.compile(r' stroke(?:-width)?="[^"]*"')
@@ -43,14 +42,11 @@ def dot_to_svg(dot: str, *, timeout_s: float = 60.0) -> str:
     return _XML_HEAD.sub("", proc.stdout.decode("utf-8", "replace"), count=1)
 
 
-def svg_panel(svg: str, *, height_px: int = 640, zoom: float = 1.0) -> str:
-    """Return HTML that shows `svg` in a scrollable box at `zoom` times its natural size."""
-    m = _SIZE.search(svg)
-    if m:
-        w, h = float(m.group(1)) * zoom, float(m.group(2)) * zoom
-        svg = svg[: m.start()] + f'<svg width="{w:.0f}pt" height="{h:.0f}pt"' + svg[m.end():]
-    return (f'<div class="cv-graph" style="overflow:auto;max-height:{height_px}px;border:1px solid #ddd;'
-            f'border-radius:4px;background:#fff">{svg}</div>')
+def svg_panel(svg: str, *, height_px: int = 640) -> str:
+    """Return HTML that shows `svg` in a scrollable pane at most `height_px` high (`data-height`:
+    the graph widget fits the drawing to the pane's width and this height, and zooms it)."""
+    return (f'<div class="cv-graph" data-height="{height_px}" style="overflow:auto;max-height:{height_px}px;'
+            f'border:1px solid #ddd;border-radius:4px;background:#fff">{svg}</div>')
 
 
 def mark_svg(svg: str, ids: Collection[str]) -> str:

@@ -29,7 +29,7 @@ DETAIL_HOPS = 1  # a collapsed graph's selection is drawn apart with the nodes t
 
 
 def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str, view: GraphView,
-               zoom: float, on_select: Callable[[dict], None]) -> None:
+               on_select: Callable[[dict], None]) -> None:
     fx = graph.artifact(fx_name)
     file = BY_NAME[fx_name].file
     note = ARTIFACT_NOTES[file]
@@ -44,12 +44,12 @@ def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str
             st.error(str(e))
             return
         apart = view.collapsed and not view.hops and bool(view.selected_launches or view.selected_nodes)
-        graph_widget(svg_panel(svg, height_px=400 if apart else 720, zoom=zoom),
+        graph_widget(svg_panel(svg, height_px=400 if apart else 720),
                      key=f"graph:{graph.id}:{fx_name}".replace("_", "-"), on_select=on_select)
         st.caption("Click a node or a kernel box to select it. " + ("Collapsed: one box per launch; "
                    "the selection is drawn below." if view.collapsed and not view.hops else ""))
         if apart:
-            _selection_graph(info, graph, fx_name, view, zoom, on_select)
+            _selection_graph(info, graph, fx_name, view, on_select)
     else:
         dot = fx_dot(fx, index, view)
         if dot.count("->") > MAX_GRAPHVIZ_CHART_NODES and not view.collapsed:
@@ -60,7 +60,7 @@ def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str
         st.markdown(note)
 
 
-def _selection_graph(info: RunInfo, graph: GraphParse, fx_name: str, view: GraphView, zoom: float,
+def _selection_graph(info: RunInfo, graph: GraphParse, fx_name: str, view: GraphView,
                      on_select: Callable[[dict], None]) -> None:
     """The selected launch(es) of a collapsed graph, opened up with their 1-hop neighbours: a small
     drawing of its own (cached per selection), so the big one is never laid out again."""
@@ -74,7 +74,7 @@ def _selection_graph(info: RunInfo, graph: GraphParse, fx_name: str, view: Graph
     n = len(view.selected_launches)
     st.markdown(f"###### The selection opened up: {n} launch{'es' if n != 1 else ''}, "
                 f"its nodes and their neighbours ({DETAIL_HOPS} hop)")
-    graph_widget(svg_panel(svg, height_px=400, zoom=zoom), key=f"detail:{graph.id}:{fx_name}".replace("_", "-"),
+    graph_widget(svg_panel(svg, height_px=400), key=f"detail:{graph.id}:{fx_name}".replace("_", "-"),
                  on_select=on_select)
 
 

@@ -81,13 +81,13 @@ def page() -> None:
     graph = _graph_selector(key, parse)
     index = loaders.load_index(key, graph.id)
     _cards(info.meta, parse, graph, index)
-    fx_name, view, zoom, sel = _controls(info.key, graph, index)
+    fx_name, view, sel = _controls(info.key, graph, index)
     left, right = st.columns([3, 2], gap="small")
     with left:
         if view.modules and not view.hops:
             hierarchy_ui.caption(loaders.load_hierarchy(info.key, graph.id, fx_name), view.opened)
-        panes.graph_pane(info, graph, index, fx_name, view, zoom, lambda click: _clicked(info.key, graph.id, index, fx_name,
-                                                                                          view, click))
+        panes.graph_pane(info, graph, index, fx_name, view, lambda click: _clicked(info.key, graph.id, index, fx_name,
+                                                                                    view, click))
     with right:
         panes.code_pane(graph, index, sel)
         cost = kernel_cost_caption(info, graph.id, sel.kernel) if sel.kernel else ""
@@ -186,8 +186,8 @@ def _cards(meta, parse, graph, index) -> None:
 
 
 def _controls(key: str, graph, index):
-    """Return (fx graph name, GraphView, zoom, Selection) from the URL and the widgets."""
-    c1, c2, c3, c4 = st.columns([2, 2, 1, 1])
+    """Return (fx graph name, GraphView, Selection) from the URL and the widgets (zoom and pan: in the graph's pane)."""
+    c1, c2, c3 = st.columns([2, 3, 1])
     fx_name = state.get("view", POST_GRAD)
     if fx_name not in VIEWS or (fx_name == POST_GRAD and graph.post_grad_graph is None):
         fx_name = AOT if graph.post_grad_graph is None else POST_GRAD
@@ -214,7 +214,6 @@ def _controls(key: str, graph, index):
     if new_hops != hops:
         state.update(hops=new_hops or None)
         st.rerun()
-    zoom = c4.selectbox("Zoom", (1.0, 0.75, 0.5, 0.3, 1.5), format_func=lambda z: f"{z:.0%}", key="zoom")
     sel = _selection(index, fx_name, fx)
     modules = fx is not None and (layout == "modules" or (layout == "auto" and len(index.launches) > HIERARCHY_ABOVE))
     collapsed = modules or layout == "collapsed" or (layout == "auto" and n_nodes > COLLAPSE_ABOVE)
@@ -226,7 +225,7 @@ def _controls(key: str, graph, index):
     # Collapsed stays collapsed on a selection: its launch is marked in place, drawn apart (panes).
     view = GraphView(graph=fx_name, collapsed=collapsed, selected_launches=sel.launches, selected_nodes=sel.nodes,
                      hops=hops, modules=modules, opened=opened, link=state.link_prefix())
-    return fx_name, view, zoom, sel
+    return fx_name, view, sel
 
 
 def _picker(col, label: str, labels: dict, now, *, noun: str):
