@@ -2,8 +2,8 @@
 opens fitted to its pane, and every link the Compiles, Runs, Viewer and Compare pages render on a
 multi-rank run opens what it names. One browser and one server per test; pages opened by URL.
 
-The runs: sample_runs/ (bundled), the GPU fixtures (tests/fixtures/jobs, third_party, scale,
-aoti) imported into a store, and a two-rank gloo DDP job recorded here with torchrun (conftest's
+The runs: sample_runs/ (bundled), every run zip of tests/fixtures/* (the GPU fixtures: jobs,
+third_party, scale, aoti, classes, unseen, flex; and the CPU ones) imported into a store, and a two-rank gloo DDP job recorded here with torchrun (conftest's
 ddp_runs, where rank 1 alone recompiles). Skips only where Chromium or Graphviz is missing and
 COMPILE_VIZ_CI is unset (test_browser.chromium_page); screenshots of failures in test-artifacts/.
 """
@@ -33,7 +33,8 @@ from compile_viz.ui.runs import BUNDLED, resolve
 
 pytestmark = pytest.mark.slow
 FIXTURES = REPO / "tests" / "fixtures"
-GPU_FIXTURES = ("jobs", "third_party", "scale", "aoti")
+# every folder of tests/fixtures that holds runs: a new one is opened without being named here
+GPU_FIXTURES = tuple(sorted(d.name for d in FIXTURES.iterdir() if d.is_dir() and any(d.glob("*.zip"))))
 SAMPLE_RUNS = REPO / "sample_runs"
 SCRIPT_DONE = "[data-testid='stApp'][data-test-script-state='notRunning']"
 
