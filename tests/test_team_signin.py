@@ -127,3 +127,14 @@ def test_a_note_is_kept_with_author_and_time_and_stays_inert(signed_server):
         page.get_by_text("· linked").wait_for(timeout=60_000)
         OUT.mkdir(exist_ok=True)
         page.screenshot(path=str(OUT / "team_note.png"))
+
+
+@pytest.mark.parametrize("path", ["/", "/viewer", "/runs", "/compare", "/compiles", "/compile", "/fleet",
+                                  "/api/runs", "/_stcore/health", "/media/x", "/oauth2callback"])
+def test_no_path_serves_anything_of_a_run_over_http_without_sign_in(signed_server, path):
+    for run in signed_server.runs.values():
+        for query in ("", f"?run={run.id}", f"?run={run.id}&compare={run.id}"):
+            status, body = signed_server.request("GET", path + query)
+            text = body if isinstance(body, str) else str(body)
+            assert run.id not in text and run.model not in text, (path, query, status)
+    assert signed_server.request("GET", f"/api/runs/{signed_server.runs['vision'].id}")[0] == 401
