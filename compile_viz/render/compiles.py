@@ -13,6 +13,7 @@ from html import escape
 import plotly.graph_objects as go
 
 from compile_viz.artifacts.trace.model import CompileRecord, Phase, StackFrame, TraceLog
+from compile_viz.render.cells import text_cell
 
 STATUS_ICONS = {
     "ok": "✅", "ok after restart": "✅", "graph break": "🟠", "restarted": "🔁", "failed": "❌",
@@ -40,8 +41,8 @@ def compile_rows(log: TraceLog) -> list[dict]:
             "status": f"{STATUS_ICONS.get(c.status, '')} {c.status}",
             "frame": frame_label(c),
             "graphs": ", ".join(g.kind for g in c.graphs),
-            "guards": c.guard_count if c.guard_count is not None else len(c.guards) or None,
-            "compile s": times.get("entire_frame_compile_time_s"),
+            "guards": text_cell(c.guard_count if c.guard_count is not None else len(c.guards) or None),
+            "compile s": text_cell(times.get("entire_frame_compile_time_s"), "{:.3g}"),
             "recompile reason": plain_recompile_reason(c.recompile_reasons[0]) if c.recompile_reasons else "",
         })
     return rows

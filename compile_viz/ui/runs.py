@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from compile_viz.measurements import MeasureSummary
+from compile_viz.render.cells import text_cell
 from compile_viz.store import Run, RunStore, StoreError, bundled_runs, open_bundled
 from compile_viz.trace_import import graph_count, import_path, is_bare_trace
 
@@ -227,12 +228,4 @@ def run_row(run: Run) -> dict:
            "result": measured.wrong_badge if measured else "", "created": run.meta.get("created"),
            "device": run.settings.get("device"), "dtype": run.settings.get("dtype"), "ranks": len(ranks) or None,
            "exit": job.get("exit_code"), "wall s": job.get("wall_s"), "command": run.command, "reason": run.reason}
-    return {name: _cell(value) for name, value in row.items()}
-
-
-def _cell(value) -> str:
-    """A cell of the Runs table as text: blank for what a run does not have (a capture's ranks, exit
-    code, wall time; a job's device), which the table would show as "None"."""
-    if value is None:
-        return ""
-    return f"{value:.1f}" if isinstance(value, float) else str(value)
+    return {name: text_cell(value) for name, value in row.items()}  # blank for what a run has not
