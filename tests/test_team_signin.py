@@ -95,6 +95,8 @@ def test_a_signed_in_person_sees_exactly_their_projects_runs(signed_server, emai
         page.goto(signed_server.url + "/runs")
         page.get_by_text(runs[mine].id).first.wait_for(state="attached", timeout=60_000)
         text = _text(page)
+        nav = page.locator("[data-testid=stSidebarNav]").inner_text()
+        assert "Runs" in nav and "Compile\n" not in nav + "\n" and "Fleet" not in nav
         assert runs[theirs].id not in text and runs["none"].id not in text
         OUT.mkdir(exist_ok=True)
         page.screenshot(path=str(OUT / f"team_runs_{mine}.png"))

@@ -74,8 +74,13 @@ def visible(store, key: str) -> bool:
     return True
 
 
+# Not on a team server: Compile would run models on the server; Fleet reads sweep records, which
+# belong to no project yet.
+HIDDEN_PAGES = ("compile", "fleet")
+
+
 def team_pages(pages: list) -> list:
-    """The pages a team server shows: not Compile (it would run models on the server)."""
+    """The pages a team server shows (all but HIDDEN_PAGES)."""
     if not team_mode():
         return pages
-    return [p for p in pages if getattr(p, "url_path", "") != "compile"]
+    return [p for p in pages if getattr(p, "url_path", "") not in HIDDEN_PAGES]
