@@ -35,3 +35,34 @@ def test_token_for_a_missing_project_and_a_bad_db_are_one_line(tmp_path):
     assert done.returncode == 2 and done.stderr.count("\n") == 1 and "project add nope" in done.stderr
     bad = compile_viz_cli("project", "add", "p", "--store", str(tmp_path), "--db", "mysql://x")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+def test_serve_needs_sign_in_or_open_and_says_so_in_one_line(tmp_path):
+    done = compile_viz_cli("serve", "--store", str(tmp_path))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1 and "--auth FILE" in done.stderr
+    (tmp_path / "auth.toml").write_text("[auth]\nclient_id = 'x'\n")
+    bad = compile_viz_cli("serve", "--store", str(tmp_path), "--auth", str(tmp_path / "auth.toml"))
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "server_metadata_url" in bad.stderr
+
+
+def test_serve_on_the_stores_own_sqlite_index_takes_a_push(tmp_path):
+    from test_store import fake_run
+
+    from compile_viz.server.projects import add_project
+    from compile_viz.server.tokens import create_token
+    from compile_viz.store import RunStore
+    from tests.team_server import start_server
+
+    index = open_store(str(tmp_path / "store")).index
+    add_project(index, "vision")
+    token = create_token(index, "vision", "bot")[1]
+    srv = start_server(tmp_path / "store", None, extra=["--open"])
+    try:
+        laptop = RunStore(tmp_path / "laptop")
+        run = fake_run(laptop)
+        pushed = compile_viz_cli("push", run.id, "--to", srv.url, "--home", str(laptop.home), "--token", token)
+        assert pushed.returncode == 0, pushed.stderr
+        status, listed = srv.request("GET", "/api/runs", token=token)
+        assert status == 200 and [r["model"] for r in listed] == [run.model]
+    finally:
+        srv.stop()
