@@ -162,9 +162,17 @@ Left, and why (PyTorch's own record is arguable or out of reach there):
   is written). No post-grad node is named so, every node of the kernel carries line 27 in its
   `# File:` comment, and torch 2.11 writes no provenance JSON for a backward graph: nothing in a
   debug folder says which node brought line 46 in.
-- gpt2_train backward launch 38: likewise, the comment names the source nodes `slice_3` and
-  `slice_4`, which neither FX graph has; the trace's stack for them is the SDPA call
-  (sdpa_attention.py:158). Our nodes carry the model's lines (modeling_gpt2.py:185 and on).
+
+Issue 38's classes, fixed by rules (tests/fixtures/classes, with the launch each showed on):
+- 1, convolutions in a training graph: a graph input a convolution prefers channels-last that
+  needs no copy (a depthwise or 1x1 weight) is a view the convolution gathers among its origins,
+  and the kernel first passed a buffer reusing a biased convolution's adds its bias and takes its
+  origins (ConvNeXt channels-first training launches 7 and 8, EfficientNet training launch 13).
+- 2, repeated kernels: a template node reached through views or tuple elements the template
+  leaves out is matched to the candidate that reads this instance's nodes (Swin launch 25,
+  T5 launch 27); a later instance whose nodes an earlier launch computed is found as the first
+  instance was, reading them from that launch's buffer (DiT launches 26-28, BART backward
+  launch 13, gpt2_train backward launch 38, once left here).
 """
 
 
@@ -202,8 +210,8 @@ def test_inferred_links_agree_with_pytorch_on_fixtures():
     REPORT.write_text("\n".join(report) + "\n\n" + KNOWN_MISMATCHES)
     print(REPORT.read_text())
     assert total.nodes_total > 1800 and total.lines_total > 4000
-    assert total.nodes / total.nodes_total >= 0.95, f"see {REPORT}"
-    assert total.lines / total.lines_total >= 0.98, f"see {REPORT}"
+    assert total.nodes / total.nodes_total >= 0.99, f"see {REPORT}"
+    assert total.lines / total.lines_total >= 0.99, f"see {REPORT}"
     # third-party models alone (issue 28: 72% and 77% on the unseen families before)
     assert third.nodes / third.nodes_total >= 0.95 and third.lines / third.lines_total >= 0.98, f"see {REPORT}"
 

@@ -43,8 +43,14 @@ class Matcher:
         self.leaves: dict[str, frozenset[str]] = {}  # node -> _leaves
         self.consts: dict[str, tuple[str, ...] | None] = {}  # node -> _constants (read at every candidate)
         self.getitems: dict[int, tuple] = {}  # id of a launch's set -> (the set, _with_getitems)
+        self.reads_computed: set[str] = set()  # kernels whose first instance was not passed all its inputs
 
-    def claim(self, key: str, names: list[str]) -> None:
+    def claim(self, key: str, names: list[str], passed: tuple[str, ...] = ()) -> None:
+        """Kernel `key`'s first instance is `names`, its launch passed `passed`."""
+        nodes, inputs = self.nodes, self.inputs
+        if any(a not in passed for n in names if n in nodes and op_name(nodes[n].target) not in MATMULS
+               for a in nodes[n].args if a in inputs):
+            self.reads_computed.add(key)  # it read some of its nodes from an earlier launch's buffer
         positions = [self.pos[n] for n in names if n in self.pos]
         if positions:
             self.last_anchor[key] = min(positions)
@@ -215,7 +221,7 @@ class Matcher:
                 found = extended[p] = self._extended(tnodes, plan, p, added)
             if found is None:  # never fits this template: later scans step over it
                 skip[i] = i + 1
-            elif (p not in claimed and (not passed or found[1].issubset(passed))
+            elif (p not in claimed and (not passed or found[1].issubset(passed) or (kernel in self.reads_computed and self._reads_passed(found[0], passed, avail)))
                   and (shared is None or not shared.isdisjoint(found[0]))):
                 if first is None:
                     first = p, found
@@ -230,6 +236,17 @@ class Matcher:
         if first[0] == p:  # an earlier instance passed over stays to be found by a later launch
             self.last_anchor[anchor_key] = p
         return set(found[0])
+
+    def _reads_passed(self, names: tuple[str, ...], passed: tuple[str, ...], avail: set[str] | None) -> bool:
+        """Whether the graph inputs an instance reads are passed to the launch, but those read by
+        its nodes an earlier launch computed (`avail`): they are read from that launch's buffer
+        (a bias added where the qkv projection's output was copied, then split in this one), as
+        the kernel's first instance did (`reads_computed`)."""
+        if not avail:
+            return False
+        nodes, inputs = self.nodes, self.inputs
+        return all(a in passed for n in names if n not in avail and op_name(nodes[n].target) not in MATMULS
+                   for a in nodes[n].args if a in inputs)
 
     def _external(self, names: tuple[str, ...]) -> frozenset[str]:
         """What an instance reads from outside it, through views: graph inputs, or the nodes that

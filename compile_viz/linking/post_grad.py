@@ -46,7 +46,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                 template = templates[la.kernel] = _template(oc.kernel(la.kernel) if oc else None, known)
             if la.kernel not in first_seen and template:
                 sets[i], evidence[i] = set(template), COMMENTS
-                matcher.claim(la.kernel, template)
+                matcher.claim(la.kernel, template, la.buffers)
             elif la.comments.source_nodes and said in siblings:
                 sets[i], evidence[i] = set(siblings[said]), COMMENTS
             elif template and (found := matcher.repeat(la.kernel, template, la.buffers,

@@ -286,7 +286,7 @@ function detail() {
   box.append(h('h3', {id: 'cv-launch-title'}, `#${i} `, h('code', {text: la[0]}), ' ', chip(la[1])));
   box.append(h('div', {cls: 'cv-muted'}, h('a', {href: link(S.g, i, S.view), text: 'link to this launch'}),
     ` · output_code.py line ${la[8]}`));
-  box.append(h('div', {cls: la[7] ? 'cv-basis cv-inferred' : 'cv-basis', text: (la[7] ? '⚠ ' : '') + la[6]}));
+  box.append(h('div', {cls: la[7] ? 'cv-basis cv-inferred' : 'cv-basis', text: (la[7] ? '⚠ ' : '') + gr.bases[la[6]]}));
   if (la[2] >= 0) {
     const k = gr.kernels[la[2]];
     box.append(h('table', {cls: 'cv-meta'}, k[4].map(([a, b]) => h('tr', {}, h('th', {text: a}), h('td', {}, h('code', {text: b}))))));

@@ -8,7 +8,6 @@ keep the file small (the keys are documented where each is made).
 
 from __future__ import annotations
 
-from compile_viz.artifacts.kernel_meta import kernel_meta
 from compile_viz.artifacts.model import FusionDecisions, GraphParse
 from compile_viz.linking.fusion import members
 from compile_viz.linking.model import AOT, POST_GRAD, GraphIndex, LaunchLink
@@ -46,10 +45,12 @@ def graph_data(graph: GraphParse, index: GraphIndex, files: Files) -> dict:
     nodes = fx.nodes if fx is not None else ()
     position = {n.name: k for k, n in enumerate(nodes)}
     kernels, kernel_ids = _kernels(graph, index)
+    bases: dict[str, int] = {}  # a handful of sentences, said once each
     return {
         # nodes: [name, "target f32[8, 64]"], in the graph's order (a drawing's cvn{k} is nodes[k])
         "nodes": [[n.name, f"{short_target(n.target) or n.op} {shape_text(n)}".strip()] for n in nodes],
-        "launches": [_launch(la, name, position, kernel_ids, files) for la in index.launches],
+        "launches": [_launch(la, name, position, kernel_ids, files, bases) for la in index.launches],
+        "bases": list(bases),
         "kernels": kernels,
         "snippets": _snippets(graph, files),
         "groups": [[g.name, g.kind, len(g.members), list(g.buffers[:12]), len(g.buffers), list(g.fused_away[:12]),
@@ -58,13 +59,14 @@ def graph_data(graph: GraphParse, index: GraphIndex, files: Files) -> dict:
     }
 
 
-def _launch(la: LaunchLink, graph: str, position: dict[str, int], kernel_ids: dict[str, int], files: Files) -> list:
+def _launch(la: LaunchLink, graph: str, position: dict[str, int], kernel_ids: dict[str, int], files: Files,
+            bases: dict[str, int]) -> list:
     """[kernel name, kind, kernel number (-1: extern), node positions, [[file, line]], fusion group,
-    what its links rest on (a sentence), inferred (0/1), its line in output_code.py]."""
+    what its links rest on (a sentence's number in `bases`), inferred (0/1), its line in output_code.py]."""
     names = la.post_grad_nodes if graph == POST_GRAD else la.fx_nodes
+    basis = bases.setdefault(basis_text(la), len(bases))
     return [la.kernel, la.kind, kernel_ids.get(la.kernel, -1), [position[n] for n in names if n in position],
-            [[files.id(f), line] for f, line in la.source_lines], la.fusion_group, basis_text(la), int(la.basis.inferred),
-            la.line]
+            [[files.id(f), line] for f, line in la.source_lines], la.fusion_group, basis, int(la.basis.inferred), la.line]
 
 
 def _kernels(graph: GraphParse, index: GraphIndex) -> tuple[list, dict[str, int]]:
@@ -78,11 +80,9 @@ def _kernels(graph: GraphParse, index: GraphIndex) -> tuple[list, dict[str, int]
         k = oc.kernel(la.kernel)
         if k is None:
             continue
-        try:
-            meta = kernel_meta(k)
-        except Exception:  # metadata is a nicety; a kernel we cannot read still shows its code
-            meta = None
-        rows = [[r.label, r.value] for r in kernel_meta_rows(k, meta, la.kind)]
+        # the facts its comments give; not the decorator's (size hints, signature...), which is in
+        # the source shown right below and took a seventh of a 12-layer run's time to read (ast)
+        rows = [[r.label, r.value] for r in kernel_meta_rows(k, None, la.kind)]
         ids[la.kernel] = len(out)
         out.append([k.name, kernel_language(k.backend), k.source_line, k.source, rows])
     return out, ids

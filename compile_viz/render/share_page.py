@@ -17,7 +17,6 @@ import re
 from html import escape
 
 from compile_viz.render.fusion_notes import reason_note
-from compile_viz.render.ranks import KIND_TITLES
 from compile_viz.render.share_assets import CSS, SCRIPT
 from compile_viz.render.summary import graph_break_rows, run_cards
 
@@ -117,6 +116,8 @@ def _ranks(run) -> str:
     report = run.rank_report
     if report is None:
         return ""
+    from compile_viz.render.ranks import KIND_TITLES  # a job of several ranks only: it loads compare/
+
     per = "".join(f"<li>rank {s.rank}: {s.compile_ids} compile ids, {s.graphs} graphs, {s.kernels} kernels, "
                   f"{s.launches} launches</li>" for s in report.summaries)
     if not report.divergences:
