@@ -7,7 +7,11 @@ so a middle click still opens the view in a new tab.
 
 Graphviz puts a drawing where its ranks fall: a wide backward's first boxes can sit thousands of
 pixels right of the pane's corner, and a pane that opened at the drawing's natural size showed
-white. So a drawing opens scaled to fit its pane (never above its natural size); the zoom bar,
+white. So a drawing opens scaled to fit its pane (never above its natural size); one too flat or
+too tall to read whole at that scale (under 40%: a 275-node forward in one row fits at 5%) opens
+filling the pane's other side instead ("fit height", "fit width"), at most at 40% ("readable"),
+from its start, and pans along;
+the bar's `fit` shows it whole. The zoom bar,
 Ctrl/⌘ + wheel (a trackpad's pinch) and dragging zoom and pan it, and a zoom the user chose is kept
 while the same graph is redrawn (a selection, a module opened).
 """
@@ -19,7 +23,7 @@ from collections.abc import Callable
 import streamlit as st
 
 _JS = """
-const MIN = 0.02, MAX = 4, PT = 96 / 72;
+const MIN = 0.02, MAX = 4, PT = 96 / 72, READABLE = 0.4;
 
 function natural(svg) {  // the drawing's size in CSS pixels (Graphviz writes points)
   const px = (v) => { const n = parseFloat(v); return /pt$/.test(v || '') ? n * PT : n; };
@@ -31,25 +35,32 @@ function natural(svg) {  // the drawing's size in CSS pixels (Graphviz writes po
   return [w, h];
 }
 
-function fitScale(box) {
+function fitScales(box) {  // {all: the whole drawing in the pane, open: what a drawing opens at}
   const panel = box.querySelector('.cv-graph'), [w, h] = box.cvSize;
   const availW = panel.clientWidth - 2, availH = (parseFloat(panel.dataset.height) || 640) - 2;
   if (availW <= 0 || !(w > 0 && h > 0)) return null;  // not laid out yet: the resize observer fits it
-  return Math.min(1, availW / w, availH / h);
+  const all = Math.min(1, availW / w, availH / h);
+  if (all >= READABLE) return {all, open: all, side: ''};
+  // too flat or too tall to read whole (a 275-node graph in one row opens at 5%): fill the pane's
+  // other side up to a readable size instead, and pan along the long one; `fit` shows it whole
+  const byW = availW / w, byH = availH / h, open = Math.max(all, Math.min(1, Math.max(byW, byH), READABLE));
+  return {all, open, side: open >= READABLE * 0.9999 ? 'readable' : byW > byH ? 'fit width' : 'fit height'};
 }
 
 function apply(box) {  // draw at the user's zoom, else fitted
   const svg = box.querySelector('.cv-graph svg');
   if (!svg || !box.cvSize) return;
-  const scale = box.cvZoom ?? fitScale(box);
-  if (scale === null) return;
+  const fit = fitScales(box);
+  if (fit === null) return;
+  const scale = box.cvZoom ?? (box.cvWhole ? fit.all : fit.open);
   box.cvScale = scale;
   svg.style.width = (box.cvSize[0] * scale) + 'px';
   svg.style.height = (box.cvSize[1] * scale) + 'px';
   svg.style.maxWidth = 'none';
   svg.style.display = 'block';  // no inline gap under it: a fitted drawing needs no scroll bar
   const pct = box.querySelector('.cv-zoom-pct');
-  if (pct) pct.textContent = Math.round(scale * 100) + '%' + (box.cvZoom == null ? ' (fit)' : '');
+  const how = box.cvZoom != null ? '' : scale <= fit.all * 1.0001 ? ' (fit)' : ` (${fit.side})`;
+  if (pct) pct.textContent = Math.round(scale * 100) + '%' + how;
 }
 
 function zoomAt(box, scale, cx, cy) {  // keep the drawing's point under (cx, cy) of the pane in place
@@ -104,7 +115,7 @@ export default function(component) {
     const bar = e.target.closest('.cv-zoombar button');
     if (bar && panel) {
       const z = bar.dataset.z, cx = panel.clientWidth / 2, cy = panel.clientHeight / 2;
-      if (z === 'fit') { box.cvZoom = null; apply(box); panel.scrollLeft = 0; panel.scrollTop = 0; }
+      if (z === 'fit') { box.cvZoom = null; box.cvWhole = true; apply(box); panel.scrollLeft = 0; panel.scrollTop = 0; }
       else zoomAt(box, z === 'one' ? 1 : (box.cvScale || 1) * (z === 'in' ? 1.25 : 0.8), cx, cy);
       return;
     }
