@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 from pathlib import Path
 
@@ -19,6 +20,9 @@ def register(sub) -> None:
     p.add_argument("--name", help="the sweep's name (default: the file's name and the time)")
     p.add_argument("--resume", metavar="NAME", help="run only the cells of sweep NAME that have no complete run")
     p.add_argument("--cpus", type=int, help="CPUs of the local Ray (default: all of this machine's)")
+    p.add_argument("--push", metavar="URL",
+                   help="then send each complete cell's run to this team server (token in $COMPILE_VIZ_TOKEN), "
+                        "once: a cell already sent is skipped by a later --push or --resume")
     p.add_argument("--home", help="store folder (default $COMPILE_VIZ_HOME or ~/.compile_viz); the cluster's "
                                   "workers write there too, so on several machines it is a shared folder")
     p.set_defaults(func=run)
@@ -42,6 +46,8 @@ def run(args) -> int:
         store = RunStore(args.home)
     except (SweepFileError, FleetError, OSError) as e:
         return fail(str(e), 2)
+    if args.push and not os.environ.get("COMPILE_VIZ_TOKEN"):
+        return fail("--push needs a token in $COMPILE_VIZ_TOKEN (`compile-viz token create` on the server)", 2)
     address = args.address or os.environ.get("RAY_ADDRESS") or None
     print(f"sweep {name}: on {'Ray at ' + address if address else 'a local Ray'}; store {store.home}", flush=True)
     try:
@@ -55,8 +61,27 @@ def run(args) -> int:
     total = len(result.record.cells)
     print(f"{total - len(failed)} of {total} cells complete" + (f", {len(failed)} failed" if failed else "")
           + f" in {result.record.wall_s:.1f} s; compile-viz fleet {name} shows them")
+    refused = push_cells(store, name, args.push) if args.push else 0
     print(name)
-    return 1 if failed else 0
+    return 1 if failed or refused else 0
+
+
+def push_cells(store, name: str, url: str) -> int:
+    """Send the sweep's complete runs not sent yet to the team server; print each URL; return how many were refused."""
+    from compile_viz.fleet.records import mark_pushed, unpushed
+    from compile_viz.server.client import PushError, push_run
+
+    refused = 0
+    for key, run in unpushed(store, name):
+        try:
+            there = push_run(store, run.id, url, None)
+        except PushError as e:
+            refused += 1
+            print(f"compile-viz: push of {key} refused: {e} (the run stays stored here: {run.id})", file=sys.stderr)
+            continue
+        mark_pushed(store, name, key, there)
+        print(f"pushed {key}: {there}", flush=True)
+    return refused
 
 
 def default_name(file: str) -> str:

@@ -29,6 +29,8 @@ from compile_viz.record.reasons import one_line
 from compile_viz.store import RunStore
 
 LOCAL_OBJECT_STORE_BYTES = 96 * 1024**2  # cells return a few hundred bytes; the runs go to the store
+# "0": Ray takes 127.0.0.1 as this node's address instead of the outward one (its name is historical)
+LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 MAX_RETRIES = 1  # a worker lost mid-cell: once more, then the cell is an error of the sweep
 
 
@@ -114,8 +116,17 @@ def run_sweep(sweep: Sweep | None, *, name: str, store: RunStore, address: str |
     return result
 
 
+def keep_to_loopback(address: str | None) -> None:
+    """For a local Ray, or a cluster named at 127.0.0.1/localhost: have Ray bind and dial the loopback,
+    not the machine's outward address (Ray reads this when it is imported, so it is set first)."""
+    host = (address or "127.0.0.1").removeprefix("ray://").rpartition(":")[0]
+    if host in ("127.0.0.1", "localhost", "[::1]", "::1"):
+        os.environ.setdefault(LOOPBACK_ENV, "0")
+
+
 def _run_on_ray(todo: list[Cell], name: str, store: RunStore, address: str | None, local_cpus: int | None,
                 record: SweepRecord, emit: Callable[[Cell, dict[str, Any], int], None]) -> None:
+    keep_to_loopback(address)
     try:
         import ray
     except ImportError:
@@ -156,5 +167,7 @@ def _init(ray, address: str | None, local_cpus: int | None) -> None:
         ray.init(address=address, log_to_driver=False, configure_logging=False)
         return
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    # on the loopback: a sweep's own Ray serves this machine only
     ray.init(address="local", num_cpus=local_cpus or os.cpu_count() or 1, include_dashboard=False,
-             object_store_memory=LOCAL_OBJECT_STORE_BYTES, log_to_driver=False, configure_logging=False)
+             object_store_memory=LOCAL_OBJECT_STORE_BYTES, log_to_driver=False, configure_logging=False,
+             _node_ip_address="127.0.0.1")

@@ -38,17 +38,19 @@ class SweepRecord:
     finished: str | None = None
     errors: dict[str, str] = field(default_factory=dict)  # cell key -> why Ray could not run it
     wall_s: float | None = None
+    pushed: dict[str, str] = field(default_factory=dict)  # cell key -> its run's URL on the team server
 
     def to_json(self) -> dict[str, Any]:
         return {"schema": 1, "name": self.name, "source": self.source, "engine": self.engine,
                 "address": self.address, "started": self.started, "finished": self.finished,
-                "wall_s": self.wall_s, "errors": self.errors, "cells": [c.to_json() for c in self.cells]}
+                "wall_s": self.wall_s, "errors": self.errors, "pushed": self.pushed,
+                "cells": [c.to_json() for c in self.cells]}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> SweepRecord:
         return cls(str(d["name"]), [Cell.from_json(c) for c in d.get("cells") or ()], d.get("source") or "",
                    d.get("engine") or "ray", d.get("address"), d.get("started") or "", d.get("finished"),
-                   dict(d.get("errors") or {}), d.get("wall_s"))
+                   dict(d.get("errors") or {}), d.get("wall_s"), dict(d.get("pushed") or {}))
 
 
 def check_name(name: str) -> str:
@@ -110,6 +112,24 @@ def cell_runs(store: RunStore, name: str) -> dict[str, list[Run]]:
         if tag and tag[0] == name:
             out.setdefault(tag[1], []).append(run)
     return out
+
+
+def unpushed(store: RunStore, name: str) -> list[tuple[str, Run]]:
+    """Return (cell key, complete run) of the sweep's cells not yet sent to the team server, in order."""
+    record, runs = load_record(store, name), cell_runs(store, name)
+    out = []
+    for cell in record.cells:
+        run = next((r for r in runs.get(cell.key, []) if r.ok), None)
+        if run is not None and cell.key not in record.pushed:
+            out.append((cell.key, run))
+    return out
+
+
+def mark_pushed(store: RunStore, name: str, key: str, url: str) -> None:
+    """Record that the cell's run is on the team server at `url` (a later --push skips it)."""
+    record = load_record(store, name)
+    record.pushed[key] = url
+    save_record(store, record)
 
 
 def now() -> str:

@@ -63,9 +63,10 @@ class Setting:
 class Cell:
     """One capture of a sweep: a model under a setting (and a torch version, when the sweep names some)."""
 
-    model: str
+    model: str  # as the sweep file names it: the key cells are paired on
     setting: Setting
     torch: str | None = None
+    ref: str = ""  # what the capture takes: a model file made absolute (a worker's folder is not ours)
 
     @property
     def key(self) -> str:
@@ -73,11 +74,11 @@ class Cell:
         return f"{self.model}|{self.setting.name}" + (f"|torch={self.torch}" if self.torch else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"model": self.model, "setting": self.setting.to_json(), "torch": self.torch}
+        return {"model": self.model, "setting": self.setting.to_json(), "torch": self.torch, "ref": self.ref or self.model}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Cell:
-        return cls(str(d["model"]), Setting.from_json(d["setting"]), d.get("torch"))
+        return cls(str(d["model"]), Setting.from_json(d["setting"]), d.get("torch"), str(d.get("ref") or d["model"]))
 
 
 @dataclass(frozen=True)
@@ -91,8 +92,16 @@ class Sweep:
     def cells(self) -> list[Cell]:
         """Return every cell, model by model, in the file's order."""
         versions = self.torch or (None,)
-        return [Cell(m, s, v) for m in self.models for s in self.settings for v in versions
+        return [Cell(m, s, v, model_ref(m)) for m in self.models for s in self.settings for v in versions
                 if not s.models or m in s.models]
+
+
+def model_ref(model: str, base: Path | None = None) -> str:
+    """Return `model` with a relative model file made absolute against `base` (default: this folder)."""
+    file_part, sep, attr = model.partition(":") if ".py:" in model else (model, "", "")
+    if not file_part.endswith(".py") or Path(file_part).is_absolute():
+        return model
+    return str((base or Path.cwd()) / file_part) + sep + attr
 
 
 def read_sweep(path: str | Path) -> Sweep:

@@ -32,7 +32,7 @@ def run_cell(cell_json: dict[str, Any], sweep: str, home: str) -> dict[str, Any]
         return _result(cell, done, reused=True, wall_s=0.0)
     tag = ((SWEEP_ENV, sweep), (CELL_ENV, cell.key))
     options = replace(cell.setting.options, extra_env=tuple(sorted(dict(cell.setting.options.extra_env + tag).items())))
-    run = capture(cell.model, options, store=store)
+    run = capture(cell.ref or cell.model, options, store=store)
     for old in earlier:  # failed attempts: the new run stands for the cell
         try:
             store.delete(old.id)
