@@ -290,7 +290,9 @@ function detail() {
   if (la[2] >= 0) {
     const k = gr.kernels[la[2]];
     box.append(h('table', {cls: 'cv-meta'}, k[4].map(([a, b]) => h('tr', {}, h('th', {text: a}), h('td', {}, h('code', {text: b}))))));
-    box.append(code(k[3], k[1], k[2]));
+    const src = code(k[3], k[1], k[2]);
+    box.append(src);
+    scrollCode(src);
   } else {
     box.append(h('p', {text: 'An extern call: Inductor generated no code for it, it calls a library.'}));
   }
@@ -324,9 +326,12 @@ function code(src, lang, first) {
   const n = src.split('\n').length;
   const numbers = Array.from({length: n}, (_, k) => first + k).join('\n');
   const box = h('div', {cls: 'cv-code'}, h('pre', {cls: 'cv-gutter', text: numbers}), h('pre', {cls: 'cv-src'}, highlighted(src, lang)));
-  const start = src.split('\n').findIndex((l) => /^(@triton|def |extern "C"|void )/.test(l));  // past the imports
-  if (start > 0) requestAnimationFrame(() => { box.scrollTop = Math.max(0, start - 1) * (box.scrollHeight / n); });
+  box.dataset.start = src.split('\n').findIndex((l) => /^(@triton|def |extern "C"|void )/.test(l));  // past the imports
   return box;
+}
+function scrollCode(box) {  // once in the page: to the kernel's decorator, its imports above
+  const start = Number(box.dataset.start), n = box.querySelector('.cv-gutter').textContent.split('\n').length;
+  if (start > 0) box.scrollTop = (start - 1) * (box.scrollHeight / n);
 }
 
 function sourceLines(gr, la) {

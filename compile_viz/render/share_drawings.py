@@ -61,7 +61,10 @@ def graph_views(fx: FxGraph, index: GraphIndex, hierarchy: Hierarchy | None, gra
 
 
 def launch_edges(fx: FxGraph, index: GraphIndex, graph: str = POST_GRAD) -> dict[int, set[int]]:
-    """Launch -> the launches that read what it writes (through nodes no launch computes)."""
+    """Launch -> the later launches that read what it writes (through nodes no launch computes).
+    An edge back to an earlier launch is left out: it comes from a node that a later launch
+    computes and an earlier one recomputes inside itself (an iota fused into an embedding), and it
+    drew an arrow against call()'s order."""
     units: dict[str, str | None] = {}
     for n in fx.nodes:
         if n.op in ("placeholder", "output"):
@@ -70,7 +73,8 @@ def launch_edges(fx: FxGraph, index: GraphIndex, graph: str = POST_GRAD) -> dict
         units[n.name] = f"{link.launches[0]}" if link and link.launches else None
     out: dict[int, set[int]] = {}
     for s, d in unit_edges(fx, units):
-        out.setdefault(int(s), set()).add(int(d))
+        if int(s) < int(d):
+            out.setdefault(int(s), set()).add(int(d))
     return out
 
 
