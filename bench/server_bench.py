@@ -17,7 +17,6 @@ import argparse
 import io
 import os
 import random
-import statistics
 import sys
 import threading
 import time
@@ -117,7 +116,6 @@ def measure(args, srv, store, token, pg) -> int:
 
     def browser() -> None:
         from playwright.sync_api import sync_playwright
-
         from test_browser import ARGS, CHROMIUM
 
         with sync_playwright() as p:

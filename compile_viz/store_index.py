@@ -53,7 +53,7 @@ _LEDGER = """CREATE TABLE IF NOT EXISTS schema_migrations (
     PRIMARY KEY (component, version))"""
 
 
-class IndexError_(Exception):
+class IndexDbError(Exception):
     """The index's database cannot be reached or refused a statement; str() is one line."""
 
 
@@ -120,7 +120,7 @@ class RunIndex:
             except self.lost_errors as e:
                 self.close()
                 if attempt:
-                    raise IndexError_(f"the {self.name} cannot be reached: {str(e).strip().splitlines()[0]}") from e
+                    raise IndexDbError(f"the {self.name} cannot be reached: {str(e).strip().splitlines()[0]}") from e
                 time.sleep(0.2)
         raise AssertionError("unreachable")
 
@@ -142,7 +142,7 @@ class RunIndex:
                     for step in steps[:legacy]:
                         self._record(cur, component, step)
             if done > len(steps):
-                raise IndexError_(f"the {self.name} was migrated by a newer compile_viz ({component} "
+                raise IndexDbError(f"the {self.name} was migrated by a newer compile_viz ({component} "
                                   f"version {done}, this one knows {len(steps)}): upgrade compile_viz")
             reindex = False
             for step in steps[done:]:
@@ -280,7 +280,7 @@ class SqliteIndex(RunIndex):
             self.tx(self._forget_if_rewritten)
         try:
             return super().migrate(component, steps)
-        except IndexError_:
+        except IndexDbError:
             if component != "store":
                 raise
         # an index from a newer release: a cache, so drop it and lay it out again from the folders

@@ -101,13 +101,12 @@ def test_a_full_disk_refuses_the_push_in_one_line_and_keeps_nothing(postgres, sm
     add_project(store.index, "vision")
     token = create_token(store.index, "vision", "bot")[1]
     srv = start_server(small_disk / "store", db, extra=["--open"])
-    srv_log_dir = tmp_path  # the server's log lives beside the store: on the small disk, so move nothing there
     try:
         status, body = srv.request("POST", "/api/runs", token=token, body=_zip(2 << 20))  # part + unpacked > 3 MB
         assert status == 507 and body["error"].startswith("the server's disk is full") and "\n" not in body["error"]
         assert _listed(store) == [] and not [n for n in os.listdir(store.runs_dir) if n.startswith(".")]
         small = fake_run(open_store(str(tmp_path / "laptop")), "small")
-        zipped = open_store(str(tmp_path / "laptop")).export_run(small.id, srv_log_dir / "small.zip")
+        zipped = open_store(str(tmp_path / "laptop")).export_run(small.id, tmp_path / "small.zip")
         status, answer = srv.request("POST", "/api/runs", token=token, body=zipped.read_bytes())
         assert status == 201 and _listed(store) == [answer["id"]]  # the disk had room again
     finally:

@@ -20,8 +20,14 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from compile_viz.measurements.records import MeasureSummary
-from compile_viz.server.receive import (MAX_PUSH_BYTES, PushRefused, accept_zip, disk_full, part_path,
-                                        safe_run_id)
+from compile_viz.server.receive import (
+    MAX_PUSH_BYTES,
+    PushRefused,
+    accept_zip,
+    disk_full,
+    part_path,
+    safe_run_id,
+)
 from compile_viz.server.tokens import Grant, check_token
 from compile_viz.store import Run, RunStore, read_meta
 

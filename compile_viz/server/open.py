@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from compile_viz.server.schema import SERVER_MIGRATIONS
 from compile_viz.store import RunStore, StoreError
-from compile_viz.store_index import IndexError_, RunIndex
+from compile_viz.store_index import IndexDbError, RunIndex
 
 
 def open_index(db: str | None) -> RunIndex | None:
@@ -26,6 +26,6 @@ def open_store(store: str | None, db: str | None = None) -> RunStore:
     try:
         run_store = RunStore(store, index=open_index(db))
         run_store.index.migrate("server", SERVER_MIGRATIONS)
-    except IndexError_ as e:
+    except IndexDbError as e:
         raise StoreError(str(e)) from None
     return run_store

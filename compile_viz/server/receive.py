@@ -11,7 +11,15 @@ import shutil
 from pathlib import Path
 
 from compile_viz.server.tokens import Grant
-from compile_viz.store import _TMP_PREFIX, MAX_IMPORT_BYTES, Run, RunStore, StoreError, extract_run_zip, new_run_id
+from compile_viz.store import (
+    _TMP_PREFIX,
+    MAX_IMPORT_BYTES,
+    Run,
+    RunStore,
+    StoreError,
+    extract_run_zip,
+    new_run_id,
+)
 
 MAX_PUSH_BYTES = MAX_IMPORT_BYTES  # the zip as sent; unpacked, import's own cap holds
 
@@ -41,7 +49,7 @@ def accept_zip(store: RunStore, part: Path, grant: Grant, *, max_bytes: int = MA
         meta = extract_run_zip(part, tmp, max_bytes=max_bytes)
         meta = dict(meta, project=grant.project, pushed_by=grant.user)
         run_id = str(meta.get("id") or "")
-        if not _safe_id(run_id) or (store.runs_dir / run_id).exists():
+        if not safe_run_id(run_id) or (store.runs_dir / run_id).exists():
             run_id = new_run_id(str(meta.get("model", "pushed")))
         return store.commit(run_id, tmp, meta)
     except StoreError as e:
@@ -56,10 +64,6 @@ def accept_zip(store: RunStore, part: Path, grant: Grant, *, max_bytes: int = MA
             os.unlink(part)
         except FileNotFoundError:
             pass
-
-
-def _safe_id(run_id: str) -> bool:
-    return bool(run_id) and safe_run_id(run_id)
 
 
 def safe_run_id(run_id: str) -> bool:
