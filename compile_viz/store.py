@@ -153,7 +153,7 @@ class RunStore:
         os.rename(tmp, final)
         try:
             self.index.put([index_row(run_id, meta)])
-        except Exception:  # noqa: BLE001  (sqlite3's, psycopg's or IndexError_ alike)
+        except Exception:  # noqa: BLE001  (sqlite3's, psycopg's or IndexDbError alike)
             pass  # the folder is the truth; the next sync() indexes it
         return Run(run_id, final, meta)
 
