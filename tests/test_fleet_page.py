@@ -56,6 +56,8 @@ def test_a_sweep_reads_as_rows_failed_first(sweeps):
     assert [(r["model"], r["status"]) for r in rows] == [("lost", "error"), ("same", "complete"), ("moved", "complete")]
     assert "WorkerCrashedError" in rows[0]["reason"] and rows[0]["kernels"] is None
     assert rows[1]["kernels"] >= 1 and rows[1]["graphs"] == 1
+    unmeasured = dict(report, cells=[dict(c, speedup=None, verdict=None) for c in report["cells"]])
+    assert {"speedup", "verdict"}.isdisjoint(cell_table(unmeasured)[0])  # columns nobody has are left out
     assert len(compile_vs_kernels(report).data) == 1  # one setting
     speed = speedup_per_model(report)  # the bundled runs were measured (on a CPU)
     assert list(speed.data[0].x) == ["same", "moved"] and all(y > 0 for y in speed.data[0].y)

@@ -23,7 +23,13 @@ def cell_table(report: dict[str, Any]) -> list[dict[str, Any]]:
             "speedup": _num(c["speedup"], 2), "verdict": c["verdict"] or "", "reason": c["reason"] or "",
             "run": c["run"] or "",
         })
-    return rows
+    return _drop_empty(rows, keep=("status", "model", "setting", "run"))
+
+
+def _drop_empty(rows: list[dict[str, Any]], keep: tuple[str, ...]) -> list[dict[str, Any]]:
+    """Leave out the columns no row has a value in (speedup and verdict of a sweep that measured nothing)."""
+    empty = [k for k in (rows[0] if rows else {}) if k not in keep and all(r[k] in (None, "") for r in rows)]
+    return [{k: v for k, v in r.items() if k not in empty} for r in rows]
 
 
 def _num(value: Any, digits: int = 0) -> float | int | None:
