@@ -3,7 +3,8 @@
 Usage: python bench/share_bench.py [--repeat N] [--run NAME=ZIP ...] [--tlparse PATH]
 
 Each run zip is unzipped once into a temporary folder. `share` reads the run folder (as `compile-viz
-share RUN OUT.html` reads a stored run) and writes one HTML file; tlparse reads the same run's
+share RUN OUT.html` reads a stored run) and writes one HTML file, and, for a run of one log, `share
+LOG` reads only the trace tlparse reads; tlparse reads the same run's
 TORCH_TRACE logs (its trace/ folder: one log, or one per rank with --all-ranks-html) and writes its
 folder of HTML, with --inductor-provenance where the log has provenance entries. Every command is a
 fresh process (bytecode caching on, as an installed package runs), output to files; one warm-up
@@ -74,6 +75,9 @@ def commands(name: str, folder: Path, out: Path, tlparse: str | None) -> dict[st
     logs = sorted(p for p in (folder / "trace").iterdir() if p.is_file())
     cmds = {f"compile-viz share RUN {name}.html": ([sys.executable, "-m", "compile_viz", "share", str(folder),
                                                      str(out / f"{name}.html")], out / f"{name}.html")}
+    if len(logs) == 1:  # what tlparse reads, and nothing else: the trace has no fusion log and no scheduler IR
+        cmds[f"compile-viz share LOG {name}_log.html"] = ([sys.executable, "-m", "compile_viz", "share", str(logs[0]),
+                                                          str(out / f"{name}_log.html")], out / f"{name}_log.html")
     if tlparse:
         provenance = any(b"inductor_provenance" in p.read_bytes() for p in logs)
         extra = ["--inductor-provenance"] if provenance else []

@@ -109,6 +109,17 @@ def test_what_the_page_is_made_of_is_escaped():
     assert 'x="1.2"' in slim and "x = 1.23456" in slim  # geometry rounded, text as written
 
 
+def test_a_torch_trace_log_alone(tmp_path):
+    """What tlparse reads: the run's TORCH_TRACE log, without its debug tree or fusion log."""
+    with zipfile.ZipFile(GPT_SMALL) as z:
+        (name,) = [n for n in z.namelist() if n.startswith("trace/")]
+        log = Path(z.extract(name, tmp_path))
+    done = share(log, tmp_path / "log.html")
+    assert done.returncode == 0, done.stderr
+    data = page_data((tmp_path / "log.html").read_text(encoding="utf-8"))
+    assert [len(g["launches"]) for g in data["graphs"]] == [199, 383] and data["graphs"][0]["fusion"] is None
+
+
 def test_unknown_rank_and_graph_are_one_line(tmp_path):
     done = share(GPT_SMALL, tmp_path / "x.html", "--rank", "3")
     assert done.returncode == 2 and done.stderr.strip().count("\n") == 0

@@ -5,6 +5,8 @@ code, FX nodes and source lines; links to one launch in the fragment (#graph=...
 from __future__ import annotations
 
 import sys
+import zipfile
+from pathlib import Path
 
 from compile_viz.artifacts import DiscoveryError
 from compile_viz.cli.errors import fail
@@ -17,7 +19,7 @@ def register(sub) -> None:
     p = sub.add_parser("share", help="write a run as one self-contained HTML file (no server, no network): "
                                      "summary, drawings, launches linked to their code and source lines")
     p.add_argument("run", metavar="RUN", help="run id (or a unique part), run folder or zip, a debug folder or zip, "
-                                              "or bundled:NAME")
+                                              "bundled:NAME, or a TORCH_TRACE log")
     p.add_argument("out", metavar="OUT.html", help="the file to write")
     p.add_argument("--graphs", metavar="ID,...", help="only these graphs (ids as `compile-viz parse` lists them)")
     p.add_argument("--rank", type=int, metavar="R", help="only rank R's graphs (a job of several ranks)")
@@ -28,8 +30,12 @@ def register(sub) -> None:
 def run(args) -> int:
     graphs = [g for g in (args.graphs or "").split(",") if g]
     try:
-        debug, meta, folder, zip_path = locate_run(args.run, RunStore(args.home) if args.home else None)
-        html = share_html(collect_run(str(folder or zip_path or debug), meta, graphs=graphs, rank=args.rank))
+        if Path(args.run).is_file() and not zipfile.is_zipfile(args.run):  # a TORCH_TRACE log, as tlparse reads one
+            path, meta = args.run, {}
+        else:
+            debug, meta, folder, zip_path = locate_run(args.run, RunStore(args.home) if args.home else None)
+            path = str(folder or zip_path or debug)
+        html = share_html(collect_run(path, meta, graphs=graphs, rank=args.rank))
     except (CompareError, DiscoveryError, ShareError) as e:
         return fail(str(e), 2)
     try:
