@@ -140,3 +140,9 @@ def test_no_path_serves_anything_of_a_run_over_http_without_sign_in(signed_serve
             text = body if isinstance(body, str) else str(body)
             assert run.id not in text and run.model not in text, (path, query, status)
     assert signed_server.request("GET", f"/api/runs/{signed_server.runs['vision'].id}")[0] == 401
+
+
+def test_the_sign_in_callback_leaves_no_code_in_the_log(signed_server):
+    text = signed_server.log.read_text(errors="replace")
+    assert "/oauth2callback?" in text  # the sign-ins of the tests above came back through it
+    assert re.search(r"[?&]code=(?!\*\*\*)", text) is None and re.search(r"[?&]state=(?!\*\*\*)", text) is None

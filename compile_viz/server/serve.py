@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,10 +86,26 @@ def build_app(opts: ServeOptions):
     return st.App(str(DASHBOARD), routes=routes(api), secrets={"auth": auth} if auth else None)
 
 
+class RedactSecrets(logging.Filter):
+    """Access-log lines with the values of secret query parameters (the sign-in callback's code and
+    state) replaced by ***: what a request carried must not outlive it in a log file."""
+
+    _SECRET = re.compile(r"(?<=[?&])(code|state|token|access_token|id_token)=[^&\s\"]*")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(self._SECRET.sub(r"\1=***", a) if isinstance(a, str) else a for a in record.args)
+        elif isinstance(record.msg, str):
+            record.msg = self._SECRET.sub(r"\1=***", record.msg)
+        return True
+
+
 def serve(opts: ServeOptions) -> None:
     """Run the server until interrupted."""
     import uvicorn
 
     app = build_app(opts)
+    for name in ("uvicorn.access", "uvicorn.error"):
+        logging.getLogger(name).addFilter(RedactSecrets())
     log.warning("compile_viz team server on %s (store %s)", opts.url, opts.store or "default")
     uvicorn.run(app, host=opts.host, port=opts.port, log_level="warning", access_log=False)
