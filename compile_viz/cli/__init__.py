@@ -6,11 +6,16 @@ serve | push | token | project."""
 
 from __future__ import annotations
 
-import argparse
-import gc
-import importlib
-import os
-import sys
+# first, before argparse and the parsers compile their patterns: the ones kept by an earlier run
+from compile_viz.cli import regex_cache
+
+regex_cache.load()
+
+import argparse  # noqa: E402
+import gc  # noqa: E402
+import importlib  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
 
 # Which module registers each command, in the order `--help` lists them: one module per command
 # (capture and capture-all share one). Only the module of the command being run is imported
@@ -91,7 +96,9 @@ def entry() -> None:
                 stream.flush()
             except (OSError, ValueError):  # the reader left (`| head`), or the stream is closed
                 pass
+        regex_cache.save()  # after the output: only a run that compiled a pattern the file lacks writes it
         os._exit(code)
+    regex_cache.save()
     sys.exit(code)
 
 
