@@ -3,8 +3,6 @@ there is printed last."""
 
 from __future__ import annotations
 
-import sys
-
 from compile_viz.cli.errors import fail
 
 
