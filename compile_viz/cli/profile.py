@@ -7,13 +7,6 @@ from __future__ import annotations
 import json
 import sys
 
-from compile_viz.artifacts import DiscoveryError, profile_files
-from compile_viz.compare.sides import CompareError, run_path
-from compile_viz.linking.time_report import time_report
-from compile_viz.render.profile import summary_line
-from compile_viz.render.profile_export import perfetto_trace
-from compile_viz.store import RunStore
-
 NO_PROFILE = ("{run} holds no torch.profiler trace: record the job with `compile-viz record --profile -- ...`, "
               "capture with --profile, or put its *.pt.trace.json beside the logs before importing it")
 
@@ -30,6 +23,14 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    # imported here, not at the top: `compile-viz --help` imports every command's module
+    from compile_viz.artifacts import DiscoveryError, profile_files
+    from compile_viz.compare.sides import CompareError, run_path
+    from compile_viz.linking.time_report import time_report
+    from compile_viz.render.profile import summary_line
+    from compile_viz.render.profile_export import perfetto_trace
+    from compile_viz.store import RunStore
+
     try:
         path = run_path(args.run, RunStore(args.home) if args.home else None)
         report = time_report(path)

@@ -9,10 +9,6 @@ from __future__ import annotations
 import json
 import sys
 
-from compile_viz.compare.ranks import rank_logs, rank_report
-from compile_viz.compare.sides import CompareError
-from compile_viz.store import RunStore
-
 
 def register(sub) -> None:
     p = sub.add_parser("ranks", help="what each rank of a job compiled, and where ranks differ (recompiles, "
@@ -25,6 +21,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    # imported here, not at the top: `compile-viz --help` imports every command's module
+    from compile_viz.compare.ranks import rank_logs, rank_report
+    from compile_viz.compare.sides import CompareError
+    from compile_viz.store import RunStore
+
     try:
         report = rank_report(rank_logs(args.run, RunStore(args.home) if args.home else None))
     except CompareError as e:

@@ -8,11 +8,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from compile_viz.artifacts import DiscoveryError
 from compile_viz.cli.errors import fail
-from compile_viz.compare.sides import CompareError, locate_run
-from compile_viz.render.share import ShareError, collect_run, share_html
-from compile_viz.store import RunStore
 
 
 def register(sub) -> None:
@@ -28,6 +24,12 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    # imported here, not at the top: `compile-viz --help` imports every command's module
+    from compile_viz.artifacts import DiscoveryError
+    from compile_viz.compare.sides import CompareError, locate_run
+    from compile_viz.render.share import ShareError, collect_run, share_html
+    from compile_viz.store import RunStore
+
     graphs = [g for g in (args.graphs or "").split(",") if g]
     try:
         if Path(args.run).is_file() and not zipfile.is_zipfile(args.run):  # a TORCH_TRACE log, as tlparse reads one
