@@ -26,6 +26,7 @@ try:
 except ImportError:  # another Python: nothing is kept
     _sre = None
 
+MAX_KEPT = 1024  # patterns in the file at most (re keeps 512 in a process)
 _loaded: set = set()  # re._cache keys put there by load()
 _programs: dict = {}  # (pattern, flags) -> what _sre.compile takes after the pattern
 
@@ -46,7 +47,7 @@ def load() -> None:
         return
     try:
         with open(path, "rb") as fh:
-            programs = marshal.load(fh)
+            programs = marshal.loads(fh.read())  # marshal.load(fh) reads the file an object at a time
         for (pattern, flags), program in programs.items():
             key = (type(pattern), pattern, flags)
             if key not in cache:
@@ -85,14 +86,20 @@ def save() -> None:
             continue
     if not new:
         return
+    kept = {**_programs, **new}
+    if len(kept) > MAX_KEPT:  # patterns made from data would grow it without end: start again
+        kept = new
+    tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        tmp = f"{path}.{os.getpid()}.tmp"
         with open(tmp, "wb") as fh:
-            marshal.dump({**_programs, **new}, fh)
+            fh.write(marshal.dumps(kept))
         os.replace(tmp, path)
         _programs.update(new)
     except (OSError, ValueError):
-        pass
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 def _program(pattern, flags: int) -> tuple:
