@@ -52,7 +52,7 @@ def graph_data(graph: GraphParse, index: GraphIndex, files: Files) -> dict:
         "launches": [_launch(la, name, position, kernel_ids, files, bases) for la in index.launches],
         "bases": list(bases),
         "kernels": kernels,
-        "snippets": _snippets(graph, files),
+        "snippets": _snippets(graph, index, files),
         "groups": [[g.name, g.kind, len(g.members), list(g.buffers[:12]), len(g.buffers), list(g.fused_away[:12]),
                     len(g.fused_away), list(g.launches)] for g in index.groups],
         "fusion": _fusion(graph.fusion_decisions, index),
@@ -88,14 +88,19 @@ def _kernels(graph: GraphParse, index: GraphIndex) -> tuple[list, dict[str, int]
     return out, ids
 
 
-def _snippets(graph: GraphParse, files: Files) -> list:
-    """[[file, line, code]] of each source line the FX graphs quote (`# File: ... code: ...`)."""
-    seen: dict[tuple[str, int], str] = {}
+def _snippets(graph: GraphParse, index: GraphIndex, files: Files) -> list:
+    """[[file, line, code]] of each source line of a launch that the FX graphs quote (`# File: ...
+    code: ...`), looked for until every one is found."""
+    wanted = {fl for la in index.launches for fl in la.source_lines}
+    found: dict[tuple[str, int], str] = {}
     for fx in (graph.aot_graph, graph.post_grad_graph):
         for n in fx.nodes if fx is not None else ():
-            if n.source:
-                seen.setdefault((n.source.file, n.source.line), n.source.code)
-    return [[files.id(f), line, code] for (f, line), code in seen.items()]
+            src = n.source
+            if src and (src.file, src.line) in wanted:
+                found.setdefault((src.file, src.line), src.code)
+                if len(found) == len(wanted):
+                    return [[files.id(f), line, code] for (f, line), code in found.items()]
+    return [[files.id(f), line, code] for (f, line), code in found.items()]
 
 
 def _fusion(decisions: FusionDecisions | None, index: GraphIndex) -> dict | None:
@@ -104,6 +109,14 @@ def _fusion(decisions: FusionDecisions | None, index: GraphIndex) -> dict | None
     if decisions is None:
         return None
     launch_of = {m: la.index for la in index.launches for m in (la.scheduler_nodes or (la.fusion_group,)) if m}
+    named: dict[str, tuple[str, int]] = {}  # a node's name as shown, and its launch: the same names come back
+
+    def node(name: str) -> tuple[str, int]:
+        if name not in named:
+            launch = next((launch_of[m] for m in members(name) if m in launch_of), -1)
+            named[name] = (_short(name), launch)
+        return named[name]
+
     seen, pairs = set(), []
     for p in decisions.refused:
         key = (p.round, p.first, p.second, p.reason)
@@ -111,14 +124,7 @@ def _fusion(decisions: FusionDecisions | None, index: GraphIndex) -> dict | None
             continue
         seen.add(key)
         if len(pairs) < MAX_PAIRS:
-            pairs.append([p.round, _short(p.first), _short(p.second), p.reason, p.kind,
-                          _launch_of(p.first, launch_of), _launch_of(p.second, launch_of)])
+            (first, a), (second, b) = node(p.first), node(p.second)
+            pairs.append([p.round, first, second, p.reason, p.kind, a, b])
     return {"rounds": len(decisions.rounds), "fused": len(decisions.fused), "refused": len(decisions.refused),
             "distinct": len(seen), "pairs": pairs}
-
-
-def _launch_of(name: str, launch_of: dict[str, int]) -> int:
-    for m in members(name):
-        if m in launch_of:
-            return launch_of[m]
-    return -1
