@@ -3,6 +3,9 @@
 import streamlit as st
 
 from compile_viz.ui.app_pages import pages
+from compile_viz.ui.present import projector
 
 st.set_page_config(page_title="compile_viz", layout="wide")
-st.navigation(pages()).run()
+nav = st.navigation(pages())
+projector()  # ?present=1: the sidebar's toggle, and the type for a room
+nav.run()

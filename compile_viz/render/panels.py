@@ -10,7 +10,7 @@ from html import escape
 
 from compile_viz.artifacts.model import FxGraph, Kernel, KernelLaunch
 from compile_viz.linking.model import EXACT_HINT, INFERRED, PROVENANCE, STACK_TRACES, GraphIndex, LaunchLink
-from compile_viz.render.code_html import highlight_code, plain_lines_html
+from compile_viz.render.code_html import CODE_PX, highlight_code, plain_lines_html
 from compile_viz.render.palette import SELECTED, kind_color, kind_label
 
 _TABLE = ('<div style="overflow:auto;max-height:{h}px;border:1px solid #ddd;border-radius:4px">'
@@ -162,13 +162,15 @@ def source_snippets(fx_graphs: list[FxGraph]) -> dict[str, dict[int, str]]:
 
 
 def source_html(file_text: str | None, snippets: dict[int, str], marked: set[int], *,
-                context: int = 4, height_px: int = 360) -> str:
+                context: int = 4, height_px: int = 360, font_px: int = CODE_PX) -> str:
     """Return the user's source with `marked` lines highlighted: the whole file when we have it
     (windows around the marks when it is long), else the `code:` snippets of the FX comments."""
     if file_text is not None:
         lines = file_text.splitlines()
         if len(lines) <= 300 or not marked:
-            return highlight_code("\n".join(lines[:2000]), first_line=1, marked=tuple(sorted(marked)), height_px=height_px)
+            return highlight_code("\n".join(lines[:2000]), first_line=1, marked=tuple(sorted(marked)), height_px=height_px,
+                                  font_px=font_px)
         keep = sorted({i for m in marked for i in range(max(1, m - context), min(len(lines), m + context) + 1)})
-        return plain_lines_html([(i, lines[i - 1], i in marked) for i in keep], height_px=height_px)
-    return plain_lines_html([(ln, code, ln in marked) for ln, code in sorted(snippets.items())], height_px=height_px)
+        return plain_lines_html([(i, lines[i - 1], i in marked) for i in keep], height_px=height_px, font_px=font_px)
+    return plain_lines_html([(ln, code, ln in marked) for ln, code in sorted(snippets.items())], height_px=height_px,
+                            font_px=font_px)

@@ -10,6 +10,7 @@ from compile_viz.ui import (
     compile_page,
     compiles_page,
     fleet_page,
+    lessons_page,
     page_registry,
     runs_page,
     viewer,
@@ -30,6 +31,7 @@ def pages() -> list:
         compiles=(compiles_page.page, "Compiles", ":material/timeline:"),
         runs=(runs_page.page, "Runs", ":material/folder_open:"),
         fleet=(fleet_page.page, "Fleet", ":material/lan:"),
+        lessons=(lessons_page.page, "Lessons", ":material/school:"),
     )
     named = {name: st.Page(fn, title=title, icon=icon, url_path=URL_PATHS[name]) for name, (fn, title, icon) in shown.items()}
     page_registry.register(named)

@@ -16,7 +16,7 @@ from urllib.parse import quote
 import streamlit as st
 
 URL_PATHS = {"viewer": "viewer", "compare": "compare", "compile": "compile", "compiles": "compiles", "runs": "runs",
-             "fleet": "fleet"}
+             "fleet": "fleet", "lessons": "lessons"}
 ROOT_PATH = "start"  # the hidden page at the root (st.Page wants a path even for the page served at /)
 
 _PAGES: dict = {}  # name -> st.Page
@@ -35,12 +35,23 @@ def query(**params: object) -> str:
 
 def page_url(name: str, /, **params: object) -> str:
     """Return the link that opens page `name` with `params` (None and "" left out): `/<its path>?…`,
-    under the server's base path."""
+    under the server's base path. While projector mode is on (`present=1` in this page's URL) the
+    link keeps it, unless `present` is given."""
     if name not in URL_PATHS:
         raise KeyError(f"no page {name!r}: one of {', '.join(URL_PATHS)}")
+    if "present" not in params and presenting():
+        params = {**params, "present": 1}
     base = "/" + "".join(f"{p}/" for p in str(st.get_option("server.baseUrlPath") or "").split("/") if p)
     q = query(**params)
     return f"{base}{URL_PATHS[name]}" + (f"?{q}" if q else "")
+
+
+def presenting() -> bool:
+    """Return whether this page is shown in projector mode (`?present=1`)."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    # outside a running app (a test calling page_url) there is no page, so no projector
+    return get_script_run_ctx(suppress_warning=True) is not None and st.query_params.get("present") == "1"
 
 
 def register(pages: Mapping) -> None:

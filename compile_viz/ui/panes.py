@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from html import escape
 
 import streamlit as st
 
@@ -11,9 +12,10 @@ from compile_viz.artifacts.kinds import BY_NAME
 from compile_viz.artifacts.model import GraphParse
 from compile_viz.linking.model import AOT, POST_GRAD, GraphIndex
 from compile_viz.render import panels
-from compile_viz.render.code_html import highlight_code, kernel_language
+from compile_viz.render.code_html import highlight_code, kernel_body, kernel_language
 from compile_viz.render.compiles import stack_html
 from compile_viz.render.fx_dot import GraphView, fx_dot, kinds_present
+from compile_viz.render.kernel_names import short_kernel_name
 from compile_viz.render.notes import ARTIFACT_NOTES, KIND_NOTES
 from compile_viz.render.palette import legend_html
 from compile_viz.render.profile import line_times_text
@@ -22,6 +24,7 @@ from compile_viz.render.svg import LayoutError, have_dot, svg_panel
 from compile_viz.ui import loaders
 from compile_viz.ui.code_view import code_view
 from compile_viz.ui.graph_widget import graph_widget
+from compile_viz.ui.present import CODE_HEIGHT_PX, CODE_PX
 from compile_viz.ui.runs import RunInfo
 
 MAX_GRAPHVIZ_CHART_NODES = 400  # st.graphviz_chart lays out in the browser: keep it small
@@ -29,7 +32,7 @@ DETAIL_HOPS = 1  # a collapsed graph's selection is drawn apart with the nodes t
 
 
 def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str, view: GraphView,
-               on_select: Callable[[dict], None]) -> None:
+               on_select: Callable[[dict], None], *, height_px: int = 720) -> None:
     fx = graph.artifact(fx_name)
     file = BY_NAME[fx_name].file
     note = ARTIFACT_NOTES[file]
@@ -44,7 +47,7 @@ def graph_pane(info: RunInfo, graph: GraphParse, index: GraphIndex, fx_name: str
             st.error(str(e))
             return
         apart = view.collapsed and not view.hops and bool(view.selected_launches or view.selected_nodes)
-        graph_widget(svg_panel(svg, height_px=400 if apart else 720),
+        graph_widget(svg_panel(svg, height_px=min(400, height_px) if apart else height_px),
                      key=f"graph:{graph.id}:{fx_name}".replace("_", "-"), on_select=on_select)
         st.caption("Click a node or a kernel box to select it. " + ("Collapsed: one box per launch; "
                    "the selection is drawn below." if view.collapsed and not view.hops else ""))
@@ -78,7 +81,9 @@ def _selection_graph(info: RunInfo, graph: GraphParse, fx_name: str, view: Graph
                  on_select=on_select)
 
 
-def code_pane(graph: GraphParse, index: GraphIndex, sel: Selection) -> None:
+def code_pane(graph: GraphParse, index: GraphIndex, sel: Selection, *, present: bool = False) -> None:
+    """The selected launch's kernel: its name, what its links rest on, its metadata and code. In
+    projector mode: its short name (the generated one on hover) and its code in large type first."""
     oc = graph.output_code
     if sel.empty or not sel.launches:
         if sel.empty:
@@ -93,8 +98,22 @@ def code_pane(graph: GraphParse, index: GraphIndex, sel: Selection) -> None:
         return
     launch = index.launches[min(sel.launches)]
     kernel = oc.kernel(launch.kernel) if oc else None
-    st.markdown(f"**`{launch.kernel}`** · launch #{launch.index}"
-                + (f" of {len(sel.launches)}" if len(sel.launches) > 1 else ""))
+    of = f" of {len(sel.launches)}" if len(sel.launches) > 1 else ""
+    if present:
+        st.html(f'<div class="cv-kname" title="{escape(launch.kernel)}">{escape(short_kernel_name(launch.kernel))} '
+                f"<small>launch #{launch.index}{of}</small></div>")
+        if kernel is not None:
+            body, first = kernel_body(kernel.source, kernel.source_line)
+            st.html(highlight_code(body, language=kernel_language(kernel.backend), first_line=first,
+                                   height_px=CODE_HEIGHT_PX, font_px=CODE_PX))
+        _kernel_details(graph, index, sel, launch, kernel, code=False)  # below the code, out of the room's sight
+        return
+    st.markdown(f"**`{launch.kernel}`** · launch #{launch.index}" + of)
+    _kernel_details(graph, index, sel, launch, kernel, code=True)
+
+
+def _kernel_details(graph: GraphParse, index: GraphIndex, sel: Selection, launch, kernel, *, code: bool) -> None:
+    oc = graph.output_code
     meta = None
     if kernel is not None:
         try:
@@ -106,8 +125,9 @@ def code_pane(graph: GraphParse, index: GraphIndex, sel: Selection) -> None:
     with st.popover(f"About {launch.kind.replace('_', ' ')} kernels"):
         st.markdown(KIND_NOTES.get(launch.kind, KIND_NOTES["none"]))
     if kernel is not None:
-        st.html(highlight_code(kernel.source, language=kernel_language(kernel.backend),
-                               first_line=kernel.source_line, height_px=520))
+        if code:
+            st.html(highlight_code(kernel.source, language=kernel_language(kernel.backend),
+                                   first_line=kernel.source_line, height_px=520))
     else:
         st.caption("An extern call: Inductor generated no code for it, it calls a library.")
     launches = [la for la in (oc.launches if oc else ()) if la.kernel == launch.kernel]
@@ -146,7 +166,7 @@ def groups_pane(graph: GraphParse, index: GraphIndex, sel: Selection) -> None:
         st.markdown(ARTIFACT_NOTES["ir_pre_fusion.txt"] + "\n\n" + ARTIFACT_NOTES["ir_post_fusion.txt"])
 
 
-def source_pane(info: RunInfo, graph: GraphParse, sel: Selection) -> None:
+def source_pane(info: RunInfo, graph: GraphParse, sel: Selection, *, present: bool = False) -> None:
     snippets = panels.source_snippets([g for g in (graph.aot_graph, graph.post_grad_graph) if g])
     files = list(dict.fromkeys([f for f, _ in sel.source_lines] + list(snippets)))
     if not files:
@@ -164,7 +184,8 @@ def source_pane(info: RunInfo, graph: GraphParse, sel: Selection) -> None:
         st.caption(f"`{found[0]}`" + (f" · {len(marked)} line(s) feed the selection" if marked else ""))
     else:
         st.caption(f"`{file}` is not on this machine: showing the lines the FX comments quote.")
-    code_view(panels.source_html(found[1] if found else None, snippets.get(file, {}), marked, height_px=320),
+    size = dict(height_px=CODE_HEIGHT_PX, font_px=CODE_PX) if present else dict(height_px=320)
+    code_view(panels.source_html(found[1] if found else None, snippets.get(file, {}), marked, **size),
               key="source_code")
     report = loaders.load_time_report(info.key)  # the job's own profile, when it has one
     if report is not None and (times := line_times_text(report.by_line(), file)):

@@ -12,6 +12,7 @@ from compile_viz.linking.graph_labels import graph_labels, graph_rank
 from compile_viz.linking.hierarchy import HIERARCHY_ABOVE, first_open
 from compile_viz.linking.model import AOT, POST_GRAD
 from compile_viz.render.fx_dot import GraphView
+from compile_viz.render.kernel_names import short_kernel_name
 from compile_viz.render.notes import ARTIFACT_NOTES
 from compile_viz.render.selection import select
 from compile_viz.render.summary import (
@@ -28,7 +29,9 @@ from compile_viz.ui.compile_section import compile_section
 from compile_viz.ui.export_section import export_section
 from compile_viz.ui.fusion_panel import fusion_panel
 from compile_viz.ui.ladder_row import ladder_row
+from compile_viz.ui.lessons_page import lesson_bar
 from compile_viz.ui.perf_panel import kernel_cost_caption, perf_panel, wrong_banner
+from compile_viz.ui.present import GRAPH_HEIGHT_PX, on
 from compile_viz.ui.rank_picker import pick_rank
 from compile_viz.ui.runs import default_run_key, teaching_note
 from compile_viz.ui.share_button import share_button
@@ -54,6 +57,7 @@ def page() -> None:
         st.error(str(e))
         return
     st.subheader(info.title)
+    lesson_bar()  # opened from a lesson: the step's title and text, back and next
     if not info.ok:
         _failure(info)
     wrong_banner(info)  # wrong results first: the ladder and the check are at the bottom
@@ -73,33 +77,26 @@ def page() -> None:
     if not parse.graphs:  # a trace of a compile that failed before Inductor, say
         st.info("This run holds no compiled graph: its compiles are on the Compiles page.")
         return
-    share_button(info)  # the run as one HTML file, made on a click
-    note = teaching_note(info.meta)
-    if note:
-        with st.expander("About this model"):
-            st.markdown(note)
-    graph = _graph_selector(key, parse)
+    present = on()  # projector mode: code and source first, in large type; the pickers in the sidebar
+    if not present:
+        share_button(info)  # the run as one HTML file, made on a click
+        note = teaching_note(info.meta)
+        if note:
+            with st.expander("About this model"):
+                st.markdown(note)
+    controls = st.sidebar if present else st.container()
+    with controls:
+        graph = _graph_selector(key, parse)
     index = loaders.load_index(key, graph.id)
-    _cards(info.meta, parse, graph, index)
-    fx_name, view, sel = _controls(info.key, graph, index)
-    left, right = st.columns([3, 2], gap="small")
-    with left:
-        if view.modules and not view.hops:
-            hierarchy_ui.caption(loaders.load_hierarchy(info.key, graph.id, fx_name), view.opened)
-        panes.graph_pane(info, graph, index, fx_name, view, lambda click: _clicked(info.key, graph.id, index, fx_name,
-                                                                                    view, click))
-    with right:
-        panes.code_pane(graph, index, sel)
-        cost = kernel_cost_caption(info, graph.id, sel.kernel) if sel.kernel else ""
-        if cost:
-            st.caption(f"Measured: {cost}")
-    left, right = st.columns(2, gap="small")
-    with left:
-        st.markdown("##### Fusion groups")
-        panes.groups_pane(graph, index, sel)
-    with right:
-        st.markdown("##### Your source")
-        panes.source_pane(info, graph, sel)
+    if not present:
+        _cards(info.meta, parse, graph, index)
+    with controls:
+        fx_name, view, sel = _controls(info.key, graph, index, present=present)
+    on_select = lambda click: _clicked(info.key, graph.id, index, fx_name, view, click)  # noqa: E731
+    if present:
+        _projected(info, parse, graph, index, fx_name, view, sel, on_select)
+    else:
+        _panes(info, graph, index, fx_name, view, sel, on_select)
     # Lazy sections: drawn only while open (a 48-layer backward refuses thousands of pairs).
     why_box = st.expander("Why not fused? Inductor's fusion decisions", expanded=bool(state.get("why")),
                           key="why_section", on_change="rerun")
@@ -121,6 +118,43 @@ def page() -> None:
     if warn_box.open:
         with warn_box:
             st.text("\n".join(warnings) or "none")
+
+
+def _panes(info, graph, index, fx_name, view, sel, on_select) -> None:
+    """The four linked panes: graph and code, then fusion groups and source."""
+    left, right = st.columns([3, 2], gap="small")
+    with left:
+        if view.modules and not view.hops:
+            hierarchy_ui.caption(loaders.load_hierarchy(info.key, graph.id, fx_name), view.opened)
+        panes.graph_pane(info, graph, index, fx_name, view, on_select)
+    with right:
+        panes.code_pane(graph, index, sel)
+        cost = kernel_cost_caption(info, graph.id, sel.kernel) if sel.kernel else ""
+        if cost:
+            st.caption(f"Measured: {cost}")
+    left, right = st.columns(2, gap="small")
+    with left:
+        st.markdown("##### Fusion groups")
+        panes.groups_pane(graph, index, sel)
+    with right:
+        st.markdown("##### Your source")
+        panes.source_pane(info, graph, sel)
+
+
+def _projected(info, parse, graph, index, fx_name, view, sel, on_select) -> None:
+    """Projector mode: the selected launch's code beside the source lines it came from, in view at
+    1280 x 720; below them the graph fitted to the screen, the cards and the fusion groups."""
+    left, right = st.columns([3, 2], gap="small")
+    with left:
+        panes.code_pane(graph, index, sel, present=True)
+    with right:
+        panes.source_pane(info, graph, sel, present=True)
+    if view.modules and not view.hops:
+        hierarchy_ui.caption(loaders.load_hierarchy(info.key, graph.id, fx_name), view.opened)
+    panes.graph_pane(info, graph, index, fx_name, view, on_select, height_px=GRAPH_HEIGHT_PX)
+    _cards(info.meta, parse, graph, index)
+    st.markdown("##### Fusion groups")
+    panes.groups_pane(graph, index, sel)
 
 
 def _failure(info) -> None:
@@ -185,9 +219,9 @@ def _cards(meta, parse, graph, index) -> None:
             st.caption(ARTIFACT_NOTES["graph_break"])
 
 
-def _controls(key: str, graph, index):
+def _controls(key: str, graph, index, *, present: bool = False):
     """Return (fx graph name, GraphView, Selection) from the URL and the widgets (zoom and pan: in the graph's pane)."""
-    c1, c2, c3 = st.columns([2, 3, 1])
+    c1, c2, c3 = [st.container()] * 3 if present else st.columns([2, 3, 1])  # the sidebar: one under another
     fx_name = state.get("view", POST_GRAD)
     if fx_name not in VIEWS or (fx_name == POST_GRAD and graph.post_grad_graph is None):
         fx_name = AOT if graph.post_grad_graph is None else POST_GRAD
@@ -214,7 +248,7 @@ def _controls(key: str, graph, index):
     if new_hops != hops:
         state.update(hops=new_hops or None)
         st.rerun()
-    sel = _selection(index, fx_name, fx)
+    sel = _selection(index, fx_name, fx, present=present)
     modules = fx is not None and (layout == "modules" or (layout == "auto" and len(index.launches) > HIERARCHY_ABOVE))
     collapsed = modules or layout == "collapsed" or (layout == "auto" and n_nodes > COLLAPSE_ABOVE)
     hops = hops if not sel.empty else 0
@@ -301,13 +335,16 @@ def _known_selection(index, fx_name, fx) -> tuple[str, int | None, str]:
     return kernel, launch, node
 
 
-def _selection(index, fx_name, fx):
+def _selection(index, fx_name, fx, *, present: bool = False):
     """Kernel and node pickers, kept in the URL; return the Selection."""
     kernel, launch, node = _known_selection(index, fx_name, fx)
     sel = select(index, fx_name, kernel=kernel, launch=launch, node=node)
-    c1, c2, c3 = st.columns([3, 3, 1])
+    c1, c2, c3 = [st.container()] * 3 if present else st.columns([3, 3, 1])
     current = min(sel.launches) if sel.launches else None
-    labels = {la.index: f"#{la.index} {la.kernel} ({la.kind.replace('_', ' ')})" for la in index.launches}
+    if present:  # short names a room can read; the generated one is over the code
+        labels = {la.index: f"#{la.index} {short_kernel_name(la.kernel)}" for la in index.launches}
+    else:
+        labels = {la.index: f"#{la.index} {la.kernel} ({la.kind.replace('_', ' ')})" for la in index.launches}
     picked = _picker(c1, "Kernel launch", labels, current, noun="kernel")
     if picked != current:
         la = index.launches[picked] if picked is not None else None
