@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -18,6 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from compile_viz.cli import main
 from compile_viz.fleet.driver import ray_runtime_env
@@ -29,9 +32,11 @@ from tests.conftest import ROOT
 from tests.fleet_models import KILL_MARKER_ENV
 
 # Ray reads these when it is imported: the loopback for its addresses (driver.keep_to_loopback sets the
-# first too), and token authentication, which `ray start` turns on, for the drivers of these tests
+# first too), and token authentication with a token of this session for the test cluster and its drivers
+# (whether a home already holds ~/.ray/auth_token decides Ray's default otherwise)
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 os.environ.setdefault("RAY_AUTH_MODE", "token")
+os.environ.setdefault("RAY_AUTH_TOKEN", secrets.token_hex(32))
 MODELS = ROOT / "tests" / "fleet_models.py"
 SAMPLES = ("tiny_linear_relu", "pointwise_chain", "dynamic_shapes")
 
@@ -71,6 +76,29 @@ def test_a_sweep_file_that_cannot_be_used_says_why_in_one_line(doc, words):
     with pytest.raises(SweepFileError, match=words) as e:
         parse_sweep(doc)
     assert "\n" not in str(e.value)
+
+
+GPU_SWEEP = ROOT / "bench" / "gpu_fleet.toml"
+
+
+@given(cut=st.integers(min_value=0, max_value=len(GPU_SWEEP.read_bytes())), junk=st.binary(max_size=8))
+@settings(max_examples=150, deadline=None)
+def test_a_sweep_file_cut_or_corrupted_anywhere_is_read_or_refused_in_one_line(tmp_path_factory, cut, junk):
+    data = GPU_SWEEP.read_bytes()
+    path = tmp_path_factory.mktemp("cut") / "s.toml"
+    path.write_bytes(data[:cut] + junk + data[cut + len(junk):])
+    try:
+        sweep = read_sweep(path)
+    except SweepFileError as e:
+        assert "\n" not in str(e) and str(e)
+    else:
+        assert all(c.key for c in sweep.cells())
+
+
+def test_the_gpu_sweep_names_eight_third_party_models_one_gpu_a_cell():
+    sweep = read_sweep(GPU_SWEEP)
+    assert len(sweep.cells()) == 8 and all(c.setting.gpus == 1 for c in sweep.cells())
+    assert {m.split(":")[0] for m in sweep.models} == {"tests/third_party/models.py"}
 
 
 def test_a_sweep_name_is_a_file_name():

@@ -95,5 +95,5 @@ def print_event(e) -> None:
     tail = f"  {e.run}" if e.run else ""
     if e.reason:
         tail += f"  {e.reason}"
-    print(f"[{e.elapsed_s:7.1f}s] {e.done}/{e.total} done, {e.running} running, {e.failed} failed  "
+    print(f"[{e.elapsed_s:7.1f}s] {e.done}/{e.total} done, {e.running} running or waiting, {e.failed} failed  "
           f"{e.status:<8} {where}{tail}", flush=True)

@@ -43,7 +43,7 @@ class Event:
     run: str | None
     reason: str | None
     done: int
-    running: int
+    running: int  # cells sent to Ray and not ended: running, or waiting for a CPU or GPU
     failed: int
     total: int
     elapsed_s: float

@@ -111,6 +111,8 @@ def read_sweep(path: str | Path) -> Sweep:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except OSError as e:
         raise SweepFileError(f"cannot read {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise SweepFileError(f"{path} is not UTF-8 text (byte {e.start})") from None
     except tomllib.TOMLDecodeError as e:
         raise SweepFileError(f"{path} is not TOML: {e}") from None
     return parse_sweep(data, where=str(path))
