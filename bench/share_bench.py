@@ -113,7 +113,7 @@ def main() -> None:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"{platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}, {version}, "
           f"dot {'found' if shutil.which('dot') else 'MISSING'}; load average {load:.1f} at the start; {args.repeat} rounds")
-    print("\n| run | zip MB | command | median s | min s | CPU s | peak RSS MB | wrote | tlparse / share |")
+    print("\n| run | zip MB | command | median s | min s | CPU s | peak RSS MB | wrote | tlparse / this (medians) |")
     print("| --- | ---: | --- | ---: | ---: | ---: | ---: | --- | ---: |")
     with tempfile.TemporaryDirectory() as tmp:
         for name, zpath in runs.items():
@@ -126,13 +126,13 @@ def main() -> None:
             cmds = commands(slug, folder, out, tlparse)
             results = race(cmds, args.repeat)
             medians = {k: statistics.median(w for w, _, _ in v) for k, v in results.items()}
-            share_key = next(iter(cmds))
+            tl = next((m for k, m in medians.items() if k.startswith("tlparse")), None)
             zip_mb = Path(zpath).stat().st_size / 1e6
             for k, v in results.items():
                 size, files = written(cmds[k][1])
-                ratio = f"{medians[k] / medians[share_key]:.2f}x" if k != share_key else ""
+                ratio = f"{tl / medians[k]:.2f}x" if tl and not k.startswith("tlparse") else ""
                 wrote = f"{size / 1e6:.2f} MB in {files} file{'s' if files != 1 else ''}"
-                if k == share_key:
+                if not k.startswith("tlparse"):
                     wrote += f" ({size / Path(zpath).stat().st_size:.2f}x the zip)"
                 print(f"| {name} | {zip_mb:.2f} | `{k}` | {medians[k]:.3f} | {min(w for w, _, _ in v):.3f} | "
                       f"{statistics.median(c for _, c, _ in v):.3f} | {statistics.median(m for _, _, m in v) / 1024:.0f} | "
