@@ -92,3 +92,54 @@ def test_the_mark_says_what_would_make_links_exact():
     assert escape(EXACT_HINT) in basis_html(hidden) and "the kernel&#x27;s own comments" in basis_html(hidden)
     exact = build_index(graphs["forward"]).launches[3]
     assert "cv-basis-exact" in basis_html(exact) and "Inferred" not in basis_html(exact)
+
+
+# issue 38: Mixtral's backward computes the gradients of two projections of one input (view_25) with
+# one matrix multiply each, both fed what either call is passed; only the calls' comments in call()
+# tell them apart. Without those comments the inference is uncertain, and says so.
+MIXTRAL = ROOT / "tests/fixtures/classes/mixtral_train.zip"
+_EXTERN_COMMENT = "# Topologically Sorted Source Nodes:"
+
+
+def _without_extern_comments(tmp_path: Path) -> Path:
+    """Mixtral's run with the comment lines above its extern calls taken out of the backward's
+    call(), as a wrapper that writes none would be."""
+    out = tmp_path / "mixtral"
+    with zipfile.ZipFile(MIXTRAL) as z:
+        z.extractall(out)
+    (code,) = out.rglob("model__0_backward_3.1/output_code.py")
+    lines = code.read_text().splitlines(keepends=True)
+    keep = [ln for k, ln in enumerate(lines) if not (ln.lstrip().startswith(_EXTERN_COMMENT) and any(
+        "extern_kernels." in after for after in lines[k + 1:k + 3]))]
+    assert len(keep) < len(lines)
+    code.write_text("".join(keep))
+    return out
+
+
+def test_a_tie_says_its_alternatives_in_parse_json_and_the_viewer(tmp_path, monkeypatch):
+    from compile_viz.artifacts import parse_path
+    from compile_viz.linking import build_index
+    from tests.test_app_fixtures import no_errors, run_app
+
+    # with the comments: each call takes the multiply its comment names a view of, no tie
+    (g,) = [g for g in parse_path(str(MIXTRAL)).graphs if g.kind == "backward"]
+    full = build_index(g)
+    assert [full.launches[i].post_grad_nodes for i in (30, 34)] == [("mm_17",), ("mm_21",)]
+    assert not any(la.alternatives for la in full.launches)
+
+    folder = _without_extern_comments(tmp_path)
+    launches = {gid: ls for gid, ls in _launches(folder).items() if "backward" in gid}
+    ((gid, backward),) = launches.items()
+    tied = {la["index"]: la for la in backward if "alternatives" in la}
+    assert sorted(tied) == [30, 34]
+    # graph order chose the same as the comments did; the other placement is each one's alternative
+    assert tied[30]["post_grad_nodes"] == ["mm_17"] and tied[30]["alternatives"] == [["mm_21"]]
+    assert tied[34]["post_grad_nodes"] == ["mm_21"] and tied[34]["alternatives"] == [["mm_17"]]
+    assert tied[30]["basis"]["nodes"] == "inferred" and tied[30]["evidence"] == "order"
+
+    monkeypatch.setenv("COMPILE_VIZ_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("COMPILE_VIZ_WARM", "0")
+    at = run_app(ROOT / "app.py", run=f"path:{folder / 'debug'}", graph=gid, kernel="extern_kernels.mm", launch="30")
+    no_errors(at)
+    page = "\n".join(h.proto.body for h in at.get("html"))
+    assert "cv-basis-inferred" in page and "another placement fits as well" in page and "[mm_21]" in page

@@ -222,6 +222,8 @@ def _links_parts(index: GraphIndex, parts: list[str], times=None) -> None:
             "source_lines": [list(x) for x in la.source_lines],
             "evidence": la.evidence,
             "basis": {"nodes": la.basis.nodes, "source_lines": la.basis.source_lines},
+            # an uncertain inference: the other placements as good, graph order chose between
+            **({"alternatives": [list(a) for a in la.alternatives]} if la.alternatives else {}),
             **({} if times is None else {"profile": _launch_time(times, la.index)}),
         }
         for la in index.launches

@@ -51,7 +51,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
     post_by_name = {n.name: n for n in post.nodes} if post else {}
     order_post = node_order(post)
     placement = align_groups(graph, launches, warnings)
-    post_sets, evidence = post_grad_sets(graph, launches, placement, use_provenance, users_post,
+    post_sets, evidence, ties = post_grad_sets(graph, launches, placement, use_provenance, users_post,
                                          post_by_name, order_post)
     post_launches = invert(post_sets)
     inherit_tuple_elements(post, post_launches)
@@ -105,6 +105,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
             s_source_lines(link, _source_lines(pg, post_lines, fx_nodes, aot_lines))
             s_basis(link, BASES[(nodes_basis, nodes_basis)])
         s_evidence(link, evidence[i])
+        s_alternatives(link, tuple(tuple(sorted(a, key=lambda n: (order_post.get(n, -1), n))) for a in ties.get(i, ())))
         s_line(link, la.line)
         links.append(link)
     groups = group_links(graph, placement, launches)
@@ -120,9 +121,9 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
 
 # filled through their slots, not the frozen __init__: see slot_setters
 (s_index, s_kernel, s_is_extern, s_kind, s_post_grad_nodes, s_fx_nodes, s_scheduler_nodes, s_fusion_group, s_buffers,
- s_source_lines, s_evidence, s_line, s_basis) = slot_setters(LaunchLink, (
+ s_source_lines, s_evidence, s_line, s_basis, s_alternatives) = slot_setters(LaunchLink, (
     "index", "kernel", "is_extern", "kind", "post_grad_nodes", "fx_nodes", "scheduler_nodes", "fusion_group",
-    "buffers", "source_lines", "evidence", "line", "basis"))
+    "buffers", "source_lines", "evidence", "line", "basis", "alternatives"))
 
 
 def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per_launch=None) -> bool:

@@ -44,6 +44,9 @@ class Matcher:
         self.consts: dict[str, tuple[str, ...] | None] = {}  # node -> _constants (read at every candidate)
         self.getitems: dict[int, tuple] = {}  # id of a launch's set -> (the set, _with_getitems)
         self.reads_computed: set[str] = set()  # kernels whose first instance was not passed all its inputs
+        # the other placements as good as the one the last extern() or repeat() returned (a tie
+        # broken by graph order): each fed what the launch is passed, as the one taken
+        self.alternatives: list[frozenset[str]] = []
 
     def claim(self, key: str, names: list[str], passed: tuple[str, ...] = ()) -> None:
         """Kernel `key`'s first instance is `names`, its launch passed `passed`."""
@@ -99,6 +102,7 @@ class Matcher:
         """The node behind an extern call: the first, in graph order, whose inputs are what the
         call is passed (`avail`, from `available`); else the one its comment names, else the
         next after the last one."""
+        self.alternatives = []
         op = la.kernel.split(".")[1] if la.kernel.startswith("extern_kernels.") else la.kernel
         targets = self.targets.get(op)
         if targets is None:
@@ -107,7 +111,7 @@ class Matcher:
         if avail:
             # the scheduler may launch them in another order than the graph's (a backward's
             # weight and input gradients): read what the call is passed
-            found = self._fed(op, targets, avail)
+            found = self._fed(op, targets, avail, la.comments.source_nodes)
             if found is not None:
                 self.last_anchor[op] = self.pos[found]
                 self.extern_taken.add(found)
@@ -128,9 +132,11 @@ class Matcher:
         self.extern_taken.add(self.order[first].name)
         return {self.order[first].name}
 
-    def _fed(self, op: str, targets: list[str], avail: set[str]) -> str | None:
+    def _fed(self, op: str, targets: list[str], avail: set[str], said: tuple[str, ...] = ()) -> str | None:
         """The first node of `targets` not yet taken whose tensor inputs, through views, are all
-        in `avail`; None when none is."""
+        in `avail`, before it one the call's comment names (`said`: it or a view it reads, the
+        weight gradient's transposed input); None when none is. Others as good are
+        `alternatives`."""
         cands = self.fed_cands.get(op)
         if cands is None:  # the targets' nodes in graph order, sorted once per op, not once per call
             order = self.order
@@ -140,14 +146,21 @@ class Matcher:
         while start < len(names) and names[start] in taken:  # taken nodes stay taken: skipped once
             start += 1
         cands[0] = start
+        fed = []
         for i in range(start, len(names)):
             name = names[i]
             if name in taken:
                 continue
             leaves = self._leaves(name)
             if leaves and leaves <= avail:
-                return name
-        return None
+                fed.append(name)
+        if len(fed) > 1 and said:
+            named = set(said)
+            hinted = [n for n in fed if n in named or not named.isdisjoint(self.nodes[n].args)]
+            fed = hinted or fed
+        # more than one fed (and named) as well: a tie, broken by graph order
+        self.alternatives += [frozenset((n,)) for n in fed[1:]]
+        return fed[0] if fed else None
 
     def _leaves(self, name: str) -> frozenset[str]:
         """The tensors node `name` reads, through views and tuple elements: graph inputs, or the
@@ -181,6 +194,7 @@ class Matcher:
         (what the launch is passed: graph inputs, and the nodes of the launches that wrote its
         buffers), an instance whose inputs are all there is taken before an earlier one: two
         copies of one layout kernel (an attention's key and value) differ only there."""
+        self.alternatives = []
         found = self._repeat(kernel, template, passed, backward=False, avail=avail)
         if not found:
             found = self._repeat(kernel, template, passed, backward=True, shared=self.taken.get(kernel, set()),
@@ -214,6 +228,7 @@ class Matcher:
         n = len(positions)
         i = _next_live(skip, bisect_right(positions, after))
         first = None  # the first instance that fits: taken when none is fed what the launch is passed
+        fed = None  # the first fitting instance fed what the launch is passed
         while i < n:
             p = positions[i]
             found = extended.get(p, self)
@@ -226,12 +241,22 @@ class Matcher:
                 if first is None:
                     first = p, found
                 if avail is None or self._external(found[0]) <= avail:
-                    break
+                    if fed is None:
+                        fed = p, found
+                        if avail is None:
+                            break
+                    elif set(found[0]) != set(fed[1][0]):  # fed as well: a tie, broken by graph order
+                        self.alternatives.append(frozenset(found[0]))
             i = _next_live(skip, i + 1)
+        if fed is not None:
+            p, found = fed
+        elif first is None:
+            return set()
         else:
-            if first is None:
-                return set()
             p, found = first
+        # the same instance with a node another fits as well, fed if the one taken is
+        self.alternatives += [frozenset(o) for o in found[2]
+                              if fed is None or avail is None or self._external(o) <= avail]
         claimed.add(p)
         if first[0] == p:  # an earlier instance passed over stays to be found by a later launch
             self.last_anchor[anchor_key] = p
@@ -299,21 +324,27 @@ class Matcher:
             state = self.extended[key] = (positions, {}, list(range(len(positions) + 1)))
         return state
 
-    def _extended(self, tnodes: list[FxNode], plan, p: int, added: frozenset[str]) -> tuple[tuple[str, ...], frozenset[str]] | None:
-        """_extend's nodes from position p but the `added` tuple elements, and the graph inputs
+    def _extended(self, tnodes: list[FxNode], plan, p: int, added: frozenset[str]
+                  ) -> tuple[tuple[str, ...], frozenset[str], tuple[tuple[str, ...], ...]] | None:
+        """_extend's nodes from position p but the `added` tuple elements, the graph inputs
         they read (but the weights of a matrix multiply or convolution among its origins, which
-        the extern call reads, not this kernel); None when it fails."""
-        found = self._extend(tnodes, plan, self.order[p])
+        the extern call reads, not this kernel), and the other instances from p as good (a
+        template node two graph nodes fit equally); None when it fails."""
+        ties: list[dict[str, str]] = []
+        found = self._extend(tnodes, plan, self.order[p], ties)
         if found is None:
             return None
         names = tuple(g for t, g in found.items() if t not in added)
         nodes, inputs = self.nodes, self.inputs
+        others = tuple(tuple(g for t, g in {**found, **swap}.items() if t not in added) for swap in ties)
         return names, frozenset(a for n in names if op_name(nodes[n].target) not in MATMULS
-                                for a in nodes[n].args if a in inputs)
+                                for a in nodes[n].args if a in inputs), others
 
-    def _extend(self, tnodes: list[FxNode], plan, start: FxNode) -> dict[str, str] | None:
+    def _extend(self, tnodes: list[FxNode], plan, start: FxNode, ties: list[dict[str, str]] | None = None
+                ) -> dict[str, str] | None:
         """Map the template onto the graph starting from `start` in the order of its `_plan`;
-        None when the shape differs."""
+        None when the shape differs. A template node reached only through outside nodes that
+        two or more graph nodes fit as well adds to `ties` ({template node: the other}, each)."""
         mapping = {tnodes[0].name: start.name}
         if not self._same_op(tnodes[0], start):
             return None
@@ -358,14 +389,38 @@ class Matcher:
                 # one joined to the nodes mapped so far through views and tuple elements the
                 # template leaves out (a clone of an expanded view of this layer's key, of this
                 # projection's value, of an element of this layer's unbind), else the nearest
-                hit = next((c for c in fits if not self._leaves(c).isdisjoint(used)
-                            or any(c in self._leaves(u) for u in used) or self._joined(c, used)),
-                           fits[0] if fits else None)
+                joined = [c for c in fits if not self._leaves(c).isdisjoint(used)
+                          or any(c in self._leaves(u) for u in used) or self._joined(c, used)]
+                if len(joined) > 1:  # those that read what the template node reads, mapped, first
+                    want = {mapping[x] for x in self._reached(t.name, mapping.keys())}
+                    same = [c for c in joined if self._reached(c, used) == want]
+                    joined = same + [c for c in joined if c not in same] if len(same) != 1 else same
+                hit = joined[0] if joined else fits[0] if fits else None
                 if hit is None:
                     return None
+                if ties is not None:  # joined as well: nothing but graph order tells them apart
+                    ties.extend({t.name: c} for c in joined[1:])
                 mapping[t.name] = hit
                 used.add(hit)
         return mapping
+
+    def _reached(self, name: str, within) -> set[str]:
+        """The nodes of `within` node `name` reads, each the first on its path through views and
+        tuple elements: the query's copy reads its scaled query (`mul`), the value's the
+        `unbind` itself."""
+        nodes = self.nodes
+        stack, seen, out = list(nodes[name].args), set(), set()
+        while stack:
+            a = stack.pop()
+            if a in within:
+                out.add(a)
+                continue
+            if a in seen or (node := nodes.get(a)) is None:
+                continue
+            seen.add(a)
+            if node.op == "call_function" and (op_name(node.target) in VIEW_OPS or node.target == "operator.getitem"):
+                stack.extend(node.args)
+        return out
 
     def _joined(self, name: str, used: set[str]) -> bool:
         """Whether node `name` reads a node of `used` through views and tuple elements the

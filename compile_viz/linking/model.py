@@ -54,6 +54,10 @@ class LaunchLink:
     evidence: str  # provenance | comments | structure | order : how the post-grad nodes were found
     line: int  # line of the launch in output_code.py
     basis: Basis = BASES[(INFERRED, INFERRED)]  # what its nodes and source lines rest on
+    # with `evidence`, where the inference was uncertain: the other placements of its nodes as good
+    # as the one taken (fed what the launch is passed, as it is), which graph order decided
+    # between; an extern call's as its op's node alone. Empty when nothing else fitted as well
+    alternatives: tuple[tuple[str, ...], ...] = ()
 
 
 @frozen(slots=True)

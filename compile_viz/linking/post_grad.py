@@ -14,14 +14,17 @@ PROVENANCE, COMMENTS, STRUCTURE, ORDER = "provenance", "comments", "structure", 
 
 
 def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool, users: dict[str, list[str]],
-                   known: dict[str, FxNode], order: dict[str, int]) -> tuple[list[set[str]], list[str]]:
-    """Launch index -> its post-grad nodes, and how they were found; `known` and `order`: the
+                   known: dict[str, FxNode], order: dict[str, int]
+                   ) -> tuple[list[set[str]], list[str], dict[int, tuple[frozenset[str], ...]]]:
+    """Launch index -> its post-grad nodes, how they were found, and (launch index -> the other
+    placements as good) where the matcher broke a tie by graph order; `known` and `order`: the
     post-grad nodes by name and their positions."""
     post = graph.post_grad_graph
     sets, evidence = _from_provenance(graph, launches, use_provenance)
     if post is None:
-        return sets, [e or ORDER for e in evidence]
+        return sets, [e or ORDER for e in evidence], {}
     matcher = Matcher(post, users, known, order)
+    ties = _Ties()
     oc = graph.output_code
     first_seen: set[str] = set()
     closure = _Closure(post, launches, placement, users)
@@ -40,6 +43,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
             first_seen.add(la.kernel)
         elif la.is_extern:
             sets[i], evidence[i] = matcher.extern(la, matcher.available(la, written, elements, reuses)), ORDER
+            ties.note(i, sets[i], matcher.alternatives)
         else:
             template = templates.get(la.kernel)
             if template is None:
@@ -52,6 +56,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
             elif template and (found := matcher.repeat(la.kernel, template, la.buffers,
                                                        matcher.available(la, written, elements, reuses))):
                 sets[i], evidence[i] = found, STRUCTURE
+                ties.note(i, found, matcher.alternatives)
             elif hinted := {n for n in la.comments.source_nodes if n in known}:
                 sets[i], evidence[i] = hinted, COMMENTS
             else:  # no comments at all (C++ kernels): what this launch can compute from what is done
@@ -72,7 +77,28 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
         seen.update(la.buffers)
     _with_origins(post, launches, sets, evidence, users, known)
     _with_constants(launches, sets, evidence, known)
-    return sets, evidence
+    return sets, evidence, ties.of
+
+
+class _Ties:
+    """Launch index -> the other placements as good as the one taken (a tie the matcher broke by
+    graph order). A later launch placed on one of them was in the same tie: it takes the earlier
+    one's placement as its alternative (the key and the value copy of one attention, each either)."""
+
+    def __init__(self) -> None:
+        self.of: dict[int, tuple[frozenset[str], ...]] = {}
+        self.offered: dict[frozenset[str], list[tuple[int, frozenset[str]]]] = {}  # alternative -> (launch, its set)
+
+    def note(self, i: int, found: set[str], alternatives: list[frozenset[str]]) -> None:
+        if not found:
+            return
+        mine = frozenset(found)
+        alts = list(dict.fromkeys(a for a in alternatives if a != mine))
+        alts += [s for _, s in self.offered.get(mine, ()) if s != mine and s not in alts]
+        if alts:
+            self.of[i] = tuple(alts)
+        for a in alternatives:
+            self.offered.setdefault(a, []).append((i, mine))
 
 
 def _from_provenance(graph: GraphParse, launches, use_provenance: bool) -> tuple[list[set[str]], list[str]]:

@@ -106,13 +106,27 @@ _EVIDENCE_WORDS = {"comments": "the kernel's own comments", "structure": "its su
 _BASIS_WORDS = {PROVENANCE: "PyTorch's provenance", STACK_TRACES: "the trace's user stacks", INFERRED: "inferred"}
 
 
+def alternatives_text(launch: LaunchLink, most: int = 8) -> str:
+    """Return the placements as good as the one taken, when the inference was uncertain (a tie
+    graph order broke); '' when it was not."""
+    if not launch.alternatives:
+        return ""
+    each = ["[" + ", ".join(a[:most]) + (f", … +{len(a) - most}" if len(a) > most else "") + "]"
+            for a in launch.alternatives]
+    return (f"uncertain: {'another placement fits' if len(each) == 1 else f'{len(each)} other placements fit'}"
+            f" as well, graph order chose this one; the other{'' if len(each) == 1 else 's'}: {'; '.join(each)}")
+
+
 def basis_html(launch: LaunchLink) -> str:
     """Return one line on what the launch's links rest on: a visible mark when any is inferred, with
-    what would make it exact; a quiet line when PyTorch recorded them."""
+    what would make it exact, and the placements as good when the inference was uncertain; a quiet
+    line when PyTorch recorded them."""
     b = launch.basis
     nodes = _BASIS_WORDS.get(b.nodes, b.nodes)
     if b.nodes == INFERRED:
         nodes += f" from {_EVIDENCE_WORDS.get(launch.evidence, escape(launch.evidence))}"
+        if launch.alternatives:
+            nodes += f" ({alternatives_text(launch)})"
     lines = _BASIS_WORDS.get(b.source_lines, b.source_lines)
     if not b.inferred:
         return (f'<div class="cv-basis cv-basis-exact" style="font-size:12px;color:#555">Links recorded by PyTorch: '
@@ -132,6 +146,8 @@ def basis_text(launch: LaunchLink) -> str:
     nodes = _BASIS_WORDS.get(b.nodes, b.nodes)
     if b.nodes == INFERRED:
         nodes += f" from {_EVIDENCE_WORDS.get(launch.evidence, launch.evidence)}"
+        if launch.alternatives:
+            nodes += f" ({alternatives_text(launch)})"
     lines = _BASIS_WORDS.get(b.source_lines, b.source_lines)
     if not b.inferred:
         return f"Links recorded by PyTorch: nodes from {nodes}, source lines from {lines}."
