@@ -15,7 +15,7 @@ from urllib.parse import urljoin
 
 import pytest
 from test_browser import ARGS, CHROMIUM, OUT, REPO, _require
-from test_browser_surface import SAMPLE_RUNS, page_problems, query_of, serving, settle
+from test_browser_surface import _PANES, SAMPLE_RUNS, fitted, page_problems, query_of, serving, settle
 
 from compile_viz.ui.lessons_data import LESSONS
 from compile_viz.ui.page_registry import page_url
@@ -43,6 +43,16 @@ _CODE = """() => {
     return {box: [r.left, r.top, r.right, r.bottom], px, lines: b.textContent.split('\\n').length,
             mark: m && [m.left, m.top, m.right, m.bottom]};
   });
+}"""
+# The selected launch's label in the graph (a box, or a cluster's title), in the widget's shadow root.
+_SELECTED_LABEL = """() => {
+  const roots = [document], out = [];
+  while (roots.length) {
+    const r = roots.pop();
+    for (const g of r.querySelectorAll('.cv-graph g.cv-sel, .cv-graph g.cv-sel-cluster')) out.push(g.textContent.trim());
+    for (const e of r.querySelectorAll('*')) if (e.shadowRoot) roots.push(e.shadowRoot);
+  }
+  return out;
 }"""
 _LINKS = """() => [...document.querySelectorAll('[data-testid="stMain"] a, [data-testid="stSidebarNav"] a')]
   .map(a => a.getAttribute('href')).filter(h => h && !h.startsWith('http') && !h.startsWith('#'))"""
@@ -100,9 +110,25 @@ def step_problems(page, lesson, k: int) -> list[str]:
     if mark is None or not (source["box"][1] <= mark[1] and mark[3] <= min(source["box"][3], HEIGHT)
                             and source["box"][0] <= mark[0] < source["box"][2]):
         out.append(f"the source line that fed the kernel is not in view: {mark} in {source['box']}")
+    out += graph_problems(page)
     bare = [h for h in page.evaluate(_LINKS) if query_of(urljoin(page.url, h)).get("present") != "1"]
     if bare:
         out.append(f"{len(bare)} links drop present=1, e.g. {bare[0]}")
+    return out
+
+
+def graph_problems(page) -> list[str]:
+    """The graph below the code, scrolled to: fitted to its pane, the pane within the screen's
+    height, the selected launch labelled with its short name."""
+    page.locator(".cv-graph").first.scroll_into_view_if_needed()
+    page.wait_for_timeout(100)
+    panes = page.evaluate(_PANES)
+    out = [f"graph: {p}" for p in fitted(panes[:1])]
+    if panes and panes[0]["pane"][3] - panes[0]["pane"][1] > HEIGHT - 100:
+        out.append(f"graph pane {panes[0]['pane']} taller than the screen")
+    labels = page.evaluate(_SELECTED_LABEL)
+    if not any(" · " in t for t in labels):
+        out.append(f"the selected launch is not labelled short in the graph: {[t[:60] for t in labels]}")
     return out
 
 
@@ -128,15 +154,15 @@ def test_every_lesson_step_in_projector_mode_at_1280x720(tmp_path):
             page.goto(urljoin(url, firsts[les.id]))
             settle(page)
             for k in range(1, len(les.steps) + 1):
+                if (les.id, k) == SHOT_OF:  # as the room sees it, before the graph is scrolled to
+                    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+                    page.screenshot(path=str(SCREENSHOT))
                 found = step_problems(page, les, k)
                 walked += 1
                 if found:
                     shot = OUT / "lessons" / f"{les.id}-{k}.png"
                     page.screenshot(path=str(shot))
                     problems.append(f"{les.id} step {k} ({shot.name}): {'; '.join(found)}")
-                if (les.id, k) == SHOT_OF:
-                    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-                    page.screenshot(path=str(SCREENSHOT))
                 if k < len(les.steps):
                     follow(page, "a.cv-lesson-next")
             if les.id == ready[0].id and len(les.steps) > 1:  # back, once: the step before, as it was

@@ -91,3 +91,16 @@ def test_lessons_waiting_for_a_capture_name_a_sample_model():
     for les in LESSONS:
         for name in les.needs:
             assert (REPO / "sample_models" / f"{name}.py").is_file(), name
+
+
+def test_projector_graphs_label_launches_short_and_keep_the_name_in_the_tooltip():
+    from compile_viz.linking.model import POST_GRAD
+    from compile_viz.render.fx_dot import GraphView, fx_dot
+
+    graph = parse_path(str(SAMPLE_RUNS / "mlp_gelu.zip")).graphs[0]
+    index = build_index(graph)
+    for collapsed in (False, True):
+        dot = fx_dot(graph.post_grad_graph, index, GraphView(graph=POST_GRAD, collapsed=collapsed, short_names=True))
+        assert "#1 K0 · fused addmm, gelu" in dot and "#1 triton_poi_fused_addmm_gelu_0" in dot  # label, tooltip
+        plain = fx_dot(graph.post_grad_graph, index, GraphView(graph=POST_GRAD, collapsed=collapsed))
+        assert "K0 · fused" not in plain

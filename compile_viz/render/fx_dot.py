@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from compile_viz.artifacts.model import FxGraph, FxNode
 from compile_viz.linking.model import POST_GRAD, GraphIndex, LaunchLink
+from compile_viz.render.kernel_names import short_kernel_name
 from compile_viz.render.palette import NO_KERNEL, SELECTED, kind_color, kind_label
 
 INPUTS, OUTPUTS = "__inputs__", "__outputs__"
@@ -34,6 +35,7 @@ class GraphView:
     modules: bool = False  # launches grouped into modules (linking/hierarchy.py), `opened` open
     opened: frozenset[str] = field(default_factory=frozenset)  # group ids, with modules=True
     link: str = ""  # this view's link ("/viewer?run=..&graph=..") that clickable nodes add their parameters to; "" = none
+    short_names: bool = False  # projector mode: launches labelled "#3 K2 · fused add, gelu" (tooltips keep the name)
 
 
 def layout_view(view: GraphView) -> GraphView:
@@ -181,8 +183,8 @@ def _attrs(attrs: dict[str, str]) -> str:
     return ", ".join(f"{k}={dot_quote(v)}" for k, v in attrs.items())
 
 
-def _launch_title(launch: LaunchLink, limit: int = 0) -> str:
-    name = launch.kernel
+def _launch_title(launch: LaunchLink, limit: int = 0, *, short: bool = False) -> str:
+    name = short_kernel_name(launch.kernel) if short else launch.kernel
     if limit and len(name) > limit:
         name = name[: limit - 1] + "…"
     return f"#{launch.index} {name}"
@@ -194,7 +196,8 @@ def _launch_box(launch: LaunchLink, members: list[str], view: GraphView) -> str:
     if len(members) > MAX_TOOLTIP_NODES:
         tip.append(f"... {len(members) - MAX_TOOLTIP_NODES} more")
     attrs = {"shape": "box", "style": "filled,rounded", "fillcolor": kind_color(launch.kind),
-             "label": f"{_launch_title(launch, LABEL_CHARS)}\n{len(members)} ops", "tooltip": "\n".join(tip),
+             "label": f"{_launch_title(launch, LABEL_CHARS, short=view.short_names)}\n{len(members)} ops",
+             "tooltip": "\n".join(tip),
              "id": launch_ids(launch.index)[0]}
     if launch.index in view.selected_launches:
         attrs.update(color=SELECTED, penwidth="3", **{"class": "cv-sel"})
@@ -205,7 +208,8 @@ def _launch_box(launch: LaunchLink, members: list[str], view: GraphView) -> str:
 
 def _cluster(launch: LaunchLink, stmts: list[str], view: GraphView) -> list[str]:
     selected = launch.index in view.selected_launches
-    attrs = {"label": f"{_launch_title(launch, LABEL_CHARS)} ({kind_label(launch.kind)})", "style": "filled,rounded",
+    attrs = {"label": f"{_launch_title(launch, LABEL_CHARS, short=view.short_names)} ({kind_label(launch.kind)})",
+             "style": "filled,rounded",
              "fillcolor": kind_color(launch.kind), "color": SELECTED if selected else "#555555",
              "penwidth": "3" if selected else "1", "tooltip": _launch_title(launch),
              "class": "cv-sel-cluster" if selected else "cv-cluster", "id": launch_ids(launch.index)[1]}

@@ -68,7 +68,7 @@ def _selection_graph(info: RunInfo, graph: GraphParse, fx_name: str, view: Graph
     """The selected launch(es) of a collapsed graph, opened up with their 1-hop neighbours: a small
     drawing of its own (cached per selection), so the big one is never laid out again."""
     detail = GraphView(graph=fx_name, selected_launches=view.selected_launches, selected_nodes=view.selected_nodes,
-                       hops=DETAIL_HOPS, link=view.link)
+                       hops=DETAIL_HOPS, link=view.link, short_names=view.short_names)
     try:
         svg = loaders.load_svg(info.key, graph.id, fx_name, detail)
     except LayoutError as e:

@@ -258,7 +258,7 @@ def _controls(key: str, graph, index, *, present: bool = False):
         opened = hierarchy_ui.opened_groups(h, first_open(h), sel.launches)
     # Collapsed stays collapsed on a selection: its launch is marked in place, drawn apart (panes).
     view = GraphView(graph=fx_name, collapsed=collapsed, selected_launches=sel.launches, selected_nodes=sel.nodes,
-                     hops=hops, modules=modules, opened=opened, link=state.link_prefix())
+                     hops=hops, modules=modules, opened=opened, link=state.link_prefix(), short_names=present)
     return fx_name, view, sel
 
 
