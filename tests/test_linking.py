@@ -96,6 +96,23 @@ def test_aot_nodes_near_the_saved_tensors_stay_in_their_layer():
     assert idx.node("view", AOT).no_kernel_reason.startswith("view")  # layer 0's, folded into the qkv addmm
 
 
+def test_a_launch_takes_what_it_recomputes_from_the_inputs_it_is_passed():
+    """Issue 38, class 5: ConvNeXt's backward layer norm kernels (channels-first: a permute before
+    the norm, norm.py:128) recompute the normalized input from the convolution's output; the
+    launch's comment names those nodes only as source nodes the graph lacks (x_123, x_124), and the
+    launch is passed the inputs they read. Provenance and stacks hidden, the launch has them and
+    the permute's line, as the trace's stacks do."""
+    from dataclasses import replace
+
+    (g,) = [g for g in _graphs(ROOT / "tests/fixtures/classes/convnext_cf_train.zip") if g.kind == "backward"]
+    la = build_index(replace(g, provenance=None, kernel_stacks=None)).launches[21]
+    assert la.kernel == "triton_per_fused_native_layer_norm_native_layer_norm_backward_permute_10"
+    assert {"permute_28", "sub_14", "mul_68"} <= set(la.post_grad_nodes)  # x_123 => permute_28, x_124 => sub_14, mul_68
+    assert {line for _, line in la.source_lines} == {128, 132, 133}
+    traced = build_index(g).launches[21]
+    assert la.source_lines == traced.source_lines
+
+
 # Captures of model families kept out of the fixtures (too big), measured with
 # `python -m tests.link_agreement RUN.zip` on the run zips the GPU machine exported:
 # name -> (launches agreeing, launches, source lines agreeing, launches with stacks, what is left).
@@ -172,7 +189,19 @@ Issue 38's classes, fixed by rules (tests/fixtures/classes, with the launch each
   leaves out is matched to the candidate that reads this instance's nodes (Swin launch 25,
   T5 launch 27); a later instance whose nodes an earlier launch computed is found as the first
   instance was, reading them from that launch's buffer (DiT launches 26-28, BART backward
-  launch 13, gpt2_train backward launch 38, once left here).
+  launch 13, gpt2_train backward launch 38, once left here); of two candidates read through views
+  alike, the one that reads what the template's node reads (Swin launch 21, DiT backward launch 38).
+- 5, a convolution epilogue with a layer norm: a launch placed by its call() comment takes what
+  its nodes read and it recomputes from the graph inputs it is passed (the normalized input, from
+  the convolution's output through the channels-first permute, norm.py:128; ConvNeXt
+  channels-first backward launches 21, 51, 53, 60, 70, 77, 98, 136; EfficientNet backward
+  launches 21, 32, 43, 74, 94, 104, misc.py:257). Left: the second launch of a split reduction
+  (ConvNeXt backward launch 137) and three launches of one kernel placed by order a block off
+  (121, 123, 127).
+- Ties: where the matcher finds placements as good, it takes the one graph order gives and the
+  launch lists the others in `alternatives` (parse --json, the Viewer's basis line); an extern
+  call fed by two nodes takes the one its comment names (Mixtral backward launches 30, 34), so no
+  tie is left on these captures.
 """
 
 

@@ -7,7 +7,7 @@ from functools import cached_property
 
 from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse
 from compile_viz.linking.matcher import Matcher, op_matches
-from compile_viz.linking.origins import Origins, is_conv_with_bias, viewed_inputs
+from compile_viz.linking.origins import MATMULS, Origins, is_conv_with_bias, viewed_inputs
 from compile_viz.linking.reasons import VIEW_OPS, no_kernel_reason, op_name
 
 PROVENANCE, COMMENTS, STRUCTURE, ORDER = "provenance", "comments", "structure", "order"
@@ -58,7 +58,8 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                 sets[i], evidence[i] = found, STRUCTURE
                 ties.note(i, found, matcher.alternatives)
             elif hinted := {n for n in la.comments.source_nodes if n in known}:
-                sets[i], evidence[i] = hinted, COMMENTS
+                passed = {b for b in la.buffers if b in matcher.inputs}
+                sets[i], evidence[i] = hinted | _recomputed(hinted, passed, known, matcher.extern_taken), COMMENTS
             else:  # no comments at all (C++ kernels): what this launch can compute from what is done
                 sets[i], evidence[i] = closure.next_kernel(i), ORDER
                 sets[i] |= _adds_bias(la, written, reuses, known, seen)
@@ -256,6 +257,39 @@ class _Closure:
             out.add(a)
             stack.extend(node.args)
         return out
+
+
+def _recomputed(names: set[str], passed: set[str], known: dict[str, FxNode], extern: set[str]) -> set[str]:
+    """What the nodes `names` read that the launch can compute from the graph inputs it is passed
+    (`passed`): Inductor recomputes it inside, and it is among the kernel's origins (a layer norm's
+    backward recomputes the normalized input from the convolution's output, through its permute,
+    where the launch's comment names them only as source nodes the graph lacks: `x_123`). Those
+    inputs are why the launch is passed them; a buffer it is passed holds one of the nodes of the
+    launch that wrote it, not all, and is not taken as computing one."""
+    memo: dict[str, bool] = {}
+
+    def computable(a: str) -> bool:
+        if a in passed or a in names:
+            return True
+        hit = memo.get(a)
+        if hit is None:
+            node = known.get(a)
+            memo[a] = False  # a cycle is not computable
+            hit = memo[a] = (node is not None and node.op == "call_function" and a not in extern
+                             and op_name(node.target) not in MATMULS and node.target != "operator.getitem"
+                             and all(computable(x) for x in node.args
+                                     if (k := known.get(x)) is not None and k.dtype != "Sym"))
+        return hit
+
+    out: set[str] = set()
+    stack = [a for n in names for a in known[n].args]
+    while stack:
+        a = stack.pop()
+        if a in out or a in names or a in passed or a not in known or not computable(a):
+            continue
+        out.add(a)
+        stack.extend(known[a].args)
+    return out
 
 
 def _adds_bias(la, written: dict[str, set[str]], reuses: dict[str, str], known: dict[str, FxNode],
