@@ -76,6 +76,7 @@ _INDEXES: dict = {}
 def test_every_step_names_what_its_run_has(step):
     """The step's graph is in its run, and its launch runs its kernel (a generated one, with code)."""
     name = step.run.removeprefix(BUNDLED)
+    assert step.kernel and step.launch is not None, f"{name} is bundled now: name the kernel and launch this step selects"
     if name not in _INDEXES:
         parse = parse_path(str(SAMPLE_RUNS / f"{name}.zip"))
         _INDEXES[name] = {g.id: (g, build_index(g)) for g in parse.graphs}
