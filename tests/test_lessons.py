@@ -105,3 +105,48 @@ def test_projector_graphs_label_launches_short_and_keep_the_name_in_the_tooltip(
         assert "#1 K0 · fused addmm, gelu" in dot and "#1 triton_poi_fused_addmm_gelu_0" in dot  # label, tooltip
         plain = fx_dot(graph.post_grad_graph, index, GraphView(graph=POST_GRAD, collapsed=collapsed))
         assert "K0 · fused" not in plain
+
+
+@pytest.fixture
+def bundled_env(tmp_path, monkeypatch):
+    """The real bundled runs, an empty store (test_app_fixtures.fresh_store)."""
+    from test_app_fixtures import fresh_store
+
+    yield from fresh_store(tmp_path / "home", SAMPLE_RUNS, monkeypatch)
+
+
+def test_lessons_page_links_each_step_keeping_projector_mode(bundled_env):
+    import re
+
+    from test_app_fixtures import no_errors, run_app
+
+    at = run_app("from compile_viz.ui import lessons_page\nlessons_page.page()", present="1")
+    no_errors(at)
+    body = "\n".join(h.proto.body for h in at.get("html"))
+    hrefs = [h.replace("&amp;", "&") for h in re.findall(r'class="cv-lesson-step" href="([^"]+)"', body)]
+    ready = [les for les in LESSONS if all((SAMPLE_RUNS / f"{s.run.removeprefix(BUNDLED)}.zip").is_file()
+                                           for s in les.steps)]
+    assert len(hrefs) == sum(len(les.steps) for les in ready) and all("present=1" in h for h in hrefs)
+    assert hrefs[0].startswith("/viewer?run=bundled%3Agraph_break_print&graph=model__0_inference_0.0&kernel="
+                               "triton_poi_fused_mul_sin_0&launch=0&lesson=dynamo&step=1")
+    if not (SAMPLE_RUNS / "compiled_differs.zip").is_file():
+        assert any("Waiting for a GPU capture of compiled_differs" in c.value for c in at.caption)
+
+
+def test_viewer_in_projector_mode_shows_a_step_short_and_large(bundled_env):
+    from test_app_fixtures import REPO, no_errors, run_app
+
+    at = run_app(REPO / "app.py", run="bundled:mlp_gelu", graph="model__0_inference_0.0",
+                 kernel="triton_poi_fused_addmm_gelu_0", launch="1", lesson="fuse", step="2", present="1")
+    no_errors(at)
+    picker = next(s for s in at.sidebar.selectbox if s.label == "Kernel launch")
+    assert picker.format_func(picker.value) == "#1 K0 · fused addmm, gelu"
+    body = "\n".join(h.proto.body for h in at.get("html"))
+    assert 'class="cv-kname" title="triton_poi_fused_addmm_gelu_0">K0 · fused addmm, gelu' in body
+    assert "font-size:18px" in body and "@triton" in body.split("cv-kname", 1)[1]
+    assert 'class="cv-lesson-next" href="/viewer?run=bundled%3Alayernorm_linear_gelu_residual&amp;graph=' in body
+    nxt = body.split('class="cv-lesson-next" href="', 1)[1].split('"', 1)[0]
+    assert "step=3" in nxt and "present=1" in nxt
+    toggle = next(t for t in at.sidebar.toggle if t.label == "Projector mode")
+    toggle.set_value(False).run()
+    assert "present" not in at.query_params  # off: gone from the URL, and so from every link
