@@ -100,7 +100,7 @@ def _outcome(job: jobs.CaptureJob) -> None:
         st.success(f"Compiled `{run.model}` in {job.elapsed_s:.0f} s: run {run.id}")
         if st.button("Open in the viewer", type="primary"):
             del st.session_state[JOB]
-            st.switch_page(page_registry.page_object("viewer"), query_params={"run": run.id})
+            page_registry.switch("viewer", run=run.id)
         return
     st.error(f"The run failed: {run.reason}")
     tail = run.meta.get("stderr_tail")

@@ -80,7 +80,7 @@ def _cells(report: dict) -> None:
                          key="fleet_cells")
     picked = event.selection.rows if event is not None else []
     if picked and rows[picked[0]]["run"]:
-        st.switch_page(page_registry.page_object("viewer"), query_params={"run": rows[picked[0]]["run"]})
+        page_registry.switch("viewer", run=rows[picked[0]]["run"])
     left, right = st.columns(2)
     left.plotly_chart(compile_vs_kernels(report), width="stretch")
     speed = speedup_per_model(report)
@@ -101,5 +101,5 @@ def _changes(diff: dict) -> None:
     picked = event.selection.rows if event is not None else []
     if picked and rows[picked[0]]["A"] and rows[picked[0]]["B"]:
         row = rows[picked[0]]
-        st.switch_page(page_registry.page_object("compare"), query_params={"run": row["A"], "compare": row["B"]})
+        page_registry.switch("compare", run=row["A"], compare=row["B"])
     st.caption("Pick a row to open the pair on the Compare page.")

@@ -54,6 +54,13 @@ def presenting() -> bool:
     return get_script_run_ctx(suppress_warning=True) is not None and st.query_params.get("present") == "1"
 
 
+def switch(name: str, /, **params: object) -> None:
+    """Open page `name` with `params` (st.switch_page), projector mode kept as page_url keeps it."""
+    if "present" not in params and presenting():
+        params = {**params, "present": 1}
+    st.switch_page(page_object(name), query_params={k: str(v) for k, v in params.items() if v is not None and v != ""})
+
+
 def register(pages: Mapping) -> None:
     """Record the st.Page objects st.navigation shows, by name."""
     _PAGES.update(pages)

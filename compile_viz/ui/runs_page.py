@@ -24,7 +24,7 @@ MAX_LISTED = 200
 
 
 def _open(key: str) -> None:
-    st.switch_page(page_registry.page_object(first_page(key, loaders.get_store())), query_params={"run": key})
+    page_registry.switch(first_page(key, loaders.get_store()), run=key)
 
 
 def _error(message: str, details: str) -> None:
