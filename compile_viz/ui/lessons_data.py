@@ -79,8 +79,8 @@ LESSONS: tuple[Lesson, ...] = (
         "fuse", "What Inductor fuses",
         "Pointwise work after a matmul or a reduction is fused: one read of memory instead of one per op.",
         (
-            Step("Six ops, one kernel", "`tanh`, `sigmoid`, `abs`, `mul`, `add`, `div`: six eager kernels, "
-                 "one compiled kernel that reads its input once.",
+            Step("Six ops, one kernel", "`tanh`, `sigmoid`, `abs`, `mul`, `add`, `div`: eager runs a kernel "
+                 "for each (8 launches a call, measured); compiled, one kernel that reads its input once.",
                  "bundled:pointwise_chain", G0, "triton_poi_fused_abs_add_div_mul_sigmoid_tanh_0", 0),
             Step("The matmul stays a library call", "The matmul is cuBLAS (`extern_kernels.mm`); the bias and "
                  "GELU after it are fused into one kernel that reads its output.",
@@ -135,8 +135,8 @@ LESSONS: tuple[Lesson, ...] = (
         "win", "Verifying the win",
         "Measure before you believe: fusion made one model 8x faster and a tiny one slower than eager.",
         (
-            Step("A win: 8x", "Six pointwise ops on a large tensor: eager launches six kernels and passes "
-                 "the tensor through memory six times; compiled, one kernel and one pass. 'Eager vs compiled' "
+            Step("A win: 8x", "Six pointwise ops on a large tensor: eager launches 8 kernels a call, each "
+                 "a pass through memory; compiled, one kernel and one pass. 'Eager vs compiled' "
                  "below has this capture's timings.",
                  "bundled:pointwise_chain", G0, "triton_poi_fused_abs_add_div_mul_sigmoid_tanh_0", 0),
             Step("A loss: the tiny model", "Fusion on an 8 x 64 input is slower than eager here: the GPU "
