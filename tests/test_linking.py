@@ -113,6 +113,24 @@ def test_a_launch_takes_what_it_recomputes_from_the_inputs_it_is_passed():
     assert la.source_lines == traced.source_lines
 
 
+def test_a_later_instance_takes_the_views_of_an_extern_result_it_reads():
+    """Issue 38, class 3: Mixtral's grouped-query attention copies the key (a kernel's result) and
+    the value (the projection's matrix multiply, read through two views and a permute) with one
+    kernel; the value's launch, found by structure from the key's, takes those views too."""
+    from dataclasses import replace
+
+    (g,) = [g for g in _graphs(ROOT / "tests/fixtures/classes/mixtral_train.zip") if g.kind == "forward"]
+    hidden = build_index(replace(g, provenance=None, kernel_stacks=None))
+    exact = build_index(g)
+    for i, views in ((10, {"view_11", "view_12", "permute_6"}), (35, {"view_32", "view_33", "permute_17"})):
+        la = hidden.launches[i]
+        assert la.kernel == "triton_poi_fused_clone_expand_unsqueeze_5" and la.evidence == "structure"
+        assert views <= set(la.post_grad_nodes)
+        assert set(la.post_grad_nodes) == set(exact.launches[i].post_grad_nodes)
+        assert ("modeling_mixtral.py", 312) in {(f.rsplit("/", 1)[-1], n) for f, n in la.source_lines}
+    assert not {"view_11", "view_12", "permute_6"} & set(hidden.launches[9].post_grad_nodes)  # the key's
+
+
 # Captures of model families kept out of the fixtures (too big), measured with
 # `python -m tests.link_agreement RUN.zip` on the run zips the GPU machine exported:
 # name -> (launches agreeing, launches, source lines agreeing, launches with stacks, what is left).
@@ -198,6 +216,9 @@ Issue 38's classes, fixed by rules (tests/fixtures/classes, with the launch each
   launches 21, 32, 43, 74, 94, 104, misc.py:257). Left: the second launch of a split reduction
   (ConvNeXt backward launch 137) and three launches of one kernel placed by order a block off
   (121, 123, 127).
+- 3, a grouped-query attention's value copy: a later instance found by structure takes the views
+  between an extern call's result and its nodes, inlined into its indexing (Mixtral launches 10
+  and 35: view_11, view_12, permute_6 of the value projection's mm_2).
 - Ties: where the matcher finds placements as good, it takes the one graph order gives and the
   launch lists the others in `alternatives` (parse --json, the Viewer's basis line); an extern
   call fed by two nodes takes the one its comment names (Mixtral backward launches 30, 34), so no

@@ -57,6 +57,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                                                        matcher.available(la, written, elements, reuses))):
                 sets[i], evidence[i] = found, STRUCTURE
                 ties.note(i, found, matcher.alternatives)
+                sets[i] |= _views_of_extern(found, known, matcher.extern_taken)
             elif hinted := {n for n in la.comments.source_nodes if n in known}:
                 passed = {b for b in la.buffers if b in matcher.inputs}
                 sets[i], evidence[i] = hinted | _recomputed(hinted, passed, known, matcher.extern_taken), COMMENTS
@@ -257,6 +258,25 @@ class _Closure:
             out.add(a)
             stack.extend(node.args)
         return out
+
+
+def _views_of_extern(names: set[str], known: dict[str, FxNode], extern: set[str]) -> set[str]:
+    """The views between an extern call's result and the nodes `names` that read it: never
+    realized, Inductor inlines them into the kernel's indexing and gathers them among its origins
+    (the value's copy of a grouped-query attention reads its projection's matrix multiply through
+    a view, a view and a permute). A template from another instance (the key's copy, reading a
+    kernel's result directly) cannot show them."""
+    out: set[str] = set()
+    for n in names:
+        for a in known[n].args:
+            chain: list[str] = []
+            while a not in names and (node := known.get(a)) is not None and node.op == "call_function" \
+                    and op_name(node.target) in VIEW_OPS and node.args:
+                chain.append(a)
+                a = node.args[0]
+            if chain and a in extern:
+                out.update(chain)
+    return out
 
 
 def _recomputed(names: set[str], passed: set[str], known: dict[str, FxNode], extern: set[str]) -> set[str]:
