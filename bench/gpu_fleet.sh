@@ -39,7 +39,7 @@ sequential() {  # each cell as `compile-viz capture`, one after another on GPU 0
   for model in $($PY -c "import tomllib; print(' '.join(tomllib.load(open('bench/gpu_fleet.toml','rb'))['models']))"); do
     grep -q " $model\$" "$STATE/sequential.walls" && continue
     t0=$(now)
-    CUDA_VISIBLE_DEVICES=0 $CV capture "$model" --device cuda --measure --timeout 420 --home "$STATE/seq_home" \
+    CUDA_VISIBLE_DEVICES=0 $CV capture "$model" --device cuda --timeout 420 --home "$STATE/seq_home" \
       > "$OUT/seq_$(basename "${model//:/_}").log" 2>&1
     t1=$(now)
     echo "$t0 $t1 $model" >> "$STATE/sequential.walls"
