@@ -129,6 +129,11 @@ def test_a_later_instance_takes_the_views_of_an_extern_result_it_reads():
         assert set(la.post_grad_nodes) == set(exact.launches[i].post_grad_nodes)
         assert ("modeling_mixtral.py", 312) in {(f.rsplit("/", 1)[-1], n) for f, n in la.source_lines}
     assert not {"view_11", "view_12", "permute_6"} & set(hidden.launches[9].post_grad_nodes)  # the key's
+    # the second router kernel reads the residual add launch 38 made; its call() comment's Original
+    # ATen lists no aten.add where the first launch's did: not recomputed, not its own
+    router = hidden.launches[46]
+    assert router.evidence == "structure" and not {"add_13", "view_38"} & set(router.post_grad_nodes)
+    assert set(router.post_grad_nodes) == set(exact.launches[46].post_grad_nodes)
 
 
 # Captures of model families kept out of the fixtures (too big), measured with
@@ -218,7 +223,9 @@ Issue 38's classes, fixed by rules (tests/fixtures/classes, with the launch each
   (121, 123, 127).
 - 3, a grouped-query attention's value copy: a later instance found by structure takes the views
   between an extern call's result and its nodes, inlined into its indexing (Mixtral launches 10
-  and 35: view_11, view_12, permute_6 of the value projection's mm_2).
+  and 35: view_11, view_12, permute_6 of the value projection's mm_2); a later instance leaves out
+  the nodes of an op its call() comment's Original ATen omits where the first launch's listed it,
+  read from an earlier launch's buffer, not recomputed (Mixtral launch 46: add_13, view_38).
 - Ties: where the matcher finds placements as good, it takes the one graph order gives and the
   launch lists the others in `alternatives` (parse --json, the Viewer's basis line); an extern
   call fed by two nodes takes the one its comment names (Mixtral backward launches 30, 34), so no

@@ -37,6 +37,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     elements = _elements(oc)
     reuses = {a.name: a.reused_from for a in (oc.allocations if oc is not None else ()) if a.kind == "reuse"}
     seen: set[str] = set()  # buffers passed so far
+    first_aten: dict[str, tuple[str, ...]] = {}  # kernel -> its first launch's `Original ATen` in call()
     for i, la in enumerate(launches):
         said = (la.kernel, la.comments.source_nodes, la.comments.original_aten)
         if evidence[i]:
@@ -51,12 +52,15 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
             if la.kernel not in first_seen and template:
                 sets[i], evidence[i] = set(template), COMMENTS
                 matcher.claim(la.kernel, template, la.buffers)
+                first_aten[la.kernel] = la.comments.original_aten
             elif la.comments.source_nodes and said in siblings:
                 sets[i], evidence[i] = set(siblings[said]), COMMENTS
             elif template and (found := matcher.repeat(la.kernel, template, la.buffers,
                                                        matcher.available(la, written, elements, reuses))):
                 sets[i], evidence[i] = found, STRUCTURE
                 ties.note(i, found, matcher.alternatives)
+                sets[i] = _without_ops_unsaid(found, first_aten.get(la.kernel, ()), la.comments.original_aten,
+                                              known, users)
                 sets[i] |= _views_of_extern(found, known, matcher.extern_taken)
             elif hinted := {n for n in la.comments.source_nodes if n in known}:
                 passed = {b for b in la.buffers if b in matcher.inputs}
@@ -258,6 +262,34 @@ class _Closure:
             out.add(a)
             stack.extend(node.args)
         return out
+
+
+def _without_ops_unsaid(names: set[str], first: tuple[str, ...], said: tuple[str, ...], known: dict[str, FxNode],
+                        users: dict[str, list[str]]) -> set[str]:
+    """A later instance without the nodes of an op its launch's call() comment leaves out of its
+    `Original ATen` where the kernel's first launch listed it, and the views that fed only them:
+    the first instance recomputed them, this one reads their result from an earlier launch's buffer
+    (Mixtral's second router kernel reads the residual add, add_13, that launch 38 made; the
+    first listed aten.add, this one does not). Ops that a decomposition renamed (a layer norm's
+    add) are in neither list and stay."""
+    if not first or not said:
+        return names
+    unsaid = set(first) - set(said)
+    drop = {n for n in names if (node := known.get(n)) is not None and node.op == "call_function"
+            and ".".join(node.target.split(".")[:2]) in unsaid}
+    if not drop:
+        return names
+    changed = True
+    while changed:  # the views of the instance that only fed what it dropped
+        changed = False
+        for n in names - drop:
+            node = known[n]
+            inside = [u for u in users.get(n, ()) if u in names]
+            if op_name(node.target) in VIEW_OPS and inside and all(u in drop for u in inside):
+                drop.add(n)
+                changed = True
+    kept = names - drop
+    return kept or names
 
 
 def _views_of_extern(names: set[str], known: dict[str, FxNode], extern: set[str]) -> set[str]:
