@@ -76,15 +76,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
         if len(pg) > 1 and pg[-1] not in order_post:  # names the graph lacks (a trace without it): by name
             pg = tuple(sorted(pg, key=lambda n: (order_post[n], n)))
         fx_nodes = tuple(aot_nodes[i])
-        if not group:
-            scheduler_nodes, fusion_group, buffers = (), "", ()
-        elif len(group) == 1:
-            g = group[0]
-            scheduler_nodes, fusion_group, buffers = tuple(g.members or (g.name,)), g.name, tuple(g.buffer_names)
-        else:
-            scheduler_nodes = tuple(m for g in group for m in (g.members or (g.name,)))
-            fusion_group = group[0].name
-            buffers = tuple(b for g in group for b in g.buffer_names)
+        scheduler_nodes, fusion_group, buffers = _group_fields(group)
         link = blank(LaunchLink)
         s_index(link, i)
         s_kernel(link, la.kernel)
@@ -117,6 +109,18 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
         summary=_summary(graph, links, groups, post_by_name),
         warnings=tuple(warnings),
     )
+
+
+def _group_fields(group) -> tuple[tuple[str, ...], str, tuple[str, ...]]:
+    """A launch's scheduler nodes, fusion group and buffers, from the groups placed on it (none, one,
+    or several: a kernel Inductor made of more than one group)."""
+    if not group:
+        return (), "", ()
+    if len(group) == 1:
+        g = group[0]
+        return tuple(g.members or (g.name,)), g.name, tuple(g.buffer_names)
+    return (tuple(m for g in group for m in (g.members or (g.name,))), group[0].name,
+            tuple(b for g in group for b in g.buffer_names))
 
 
 # filled through their slots, not the frozen __init__: see slot_setters
