@@ -43,6 +43,8 @@ class Matcher:
         self.leaves: dict[str, frozenset[str]] = {}  # node -> _leaves
         self.consts: dict[str, tuple[str, ...] | None] = {}  # node -> _constants (read at every candidate)
         self.getitems: dict[int, tuple] = {}  # id of a launch's set -> (the set, _with_getitems)
+        self.externals: dict[int, tuple] = {}  # id of an instance's names -> (the names, _external)
+        self.input_reads: dict[int, tuple] = {}  # id of an instance's names -> (the names, _input_reads)
         self.reads_computed: set[str] = set()  # kernels whose first instance was not passed all its inputs
         # the other placements as good as the one the last extern() or repeat() returned (a tie
         # broken by graph order): each fed what the launch is passed, as the one taken
@@ -269,13 +271,31 @@ class Matcher:
         the kernel's first instance did (`reads_computed`)."""
         if not avail:
             return False
+        return all(a in passed for n, reads in self._input_reads(names) if n not in avail for a in reads)
+
+    def _input_reads(self, names: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(node, the graph inputs it reads) of an instance's nodes but matrix multiplies and
+        convolutions; once per instance (a launch tests every later instance of its kernel)."""
+        hit = self.input_reads.get(id(names))
+        if hit is not None and hit[0] is names:
+            return hit[1]
         nodes, inputs = self.nodes, self.inputs
-        return all(a in passed for n in names if n not in avail and op_name(nodes[n].target) not in MATMULS
-                   for a in nodes[n].args if a in inputs)
+        out = tuple((n, reads) for n in names if op_name(nodes[n].target) not in MATMULS
+                    if (reads := tuple(a for a in nodes[n].args if a in inputs)))
+        self.input_reads[id(names)] = (names, out)  # the instance is kept with it: its id is not reused
+        return out
 
     def _external(self, names: tuple[str, ...]) -> frozenset[str]:
         """What an instance reads from outside it, through views: graph inputs, or the nodes that
-        computed them; a matrix multiply's or convolution's inputs are its extern call's."""
+        computed them; a matrix multiply's or convolution's inputs are its extern call's. Once per
+        instance: a launch tests every later instance of its kernel."""
+        hit = self.externals.get(id(names))
+        if hit is not None and hit[0] is names:
+            return hit[1]
+        out = self.externals[id(names)] = (names, self._reads_outside(names))  # kept with it: its id is not reused
+        return out[1]
+
+    def _reads_outside(self, names: tuple[str, ...]) -> frozenset[str]:
         inside = set(names)
         out: set[str] = set()
         extern: set[str] = set()  # read from its extern call's buffer (the convolution whose bias it adds)
