@@ -246,8 +246,13 @@ def page_name(url: str) -> str:
 
 
 def combo(page, label: str) -> str:
-    box = page.get_by_role("combobox", name=label, exact=True)
-    return box.first.input_value() if box.count() else ""
+    """The picker's value: a dropdown's, or (above the Viewer's LIST_MAX entries: gpt_small's 1,155-node
+    forward, which the Lessons page links to) its search box's."""
+    for role in ("combobox", "textbox"):
+        box = page.get_by_role(role, name=label, exact=True)
+        if box.count():
+            return box.first.input_value()
+    return ""
 
 
 def opens_what_it_names(page, href: str, facts: dict) -> list[str]:
