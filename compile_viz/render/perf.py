@@ -177,11 +177,17 @@ def summary_html(summary: MeasureSummary | None) -> str:
             f"<div style='color:#6c757d;font-size:12px'>{device}</div></div>")
 
 
-def wrong_html(summary: MeasureSummary | None) -> str:
+def wrong_html(summary: MeasureSummary | None, *, compact: bool = False) -> str:
     """Return the banner at the top of a run whose compiled results are wrong: what differs, where
-    the ladder says it starts and what to do next ("" for any other run)."""
+    the ladder says it starts and what to do next ("" for any other run). `compact`: one line, for a
+    projector, where the code below must still fit the screen."""
     if summary is None or summary.correctness != "wrong":
         return ""
+    if compact:
+        return ("<div class='cv-wrong' style='background:#fde7e9;border:1px solid #b3261e;border-radius:6px;"
+                "padding:2px 10px;color:#b3261e;white-space:nowrap;overflow:hidden;text-overflow:ellipsis' "
+                f"title='{escape(summary.headline or '', quote=True)}'><b>✗ Compiled results are wrong</b>"
+                f"{': ' + escape(summary.headline) if summary.headline else ''}</div>")
     note = f"<div style='font-size:13px;margin-top:2px'>{escape(summary.headline)}</div>" if summary.headline else ""
     return ("<div class='cv-wrong' style='background:#fde7e9;border:1px solid #b3261e;border-radius:6px;"
             "padding:6px 10px;color:#b3261e'><b>✗ Compiled results are wrong</b>: they differ from eager beyond "

@@ -149,11 +149,15 @@ LESSONS: tuple[Lesson, ...] = (
         "wrong", "Where a wrong result starts",
         "When compiled and eager differ, the backend ladder names the first stage that differs.",
         (
-            Step("A wrong verdict", "The compiled model's result differs from eager: the banner at the top "
-                 "says where the backend ladder says it starts.",
-                 "bundled:compiled_differs", G0, "", None),
+            Step("A wrong verdict", "The compiled model's result differs from eager: the red banner at the "
+                 "top says so, and that the backend ladder finds the first difference at graph capture "
+                 "(Dynamo), before AOTAutograd or Inductor ran. (A CPU capture: its one kernel is C++.)",
+                 "bundled:compiled_differs", G0, "cpp_fused_gelu_mul_0", 1),
+            Step("What Dynamo captured", "The planted difference is in this kernel's code: the `* 0.5` after "
+                 "the GELU. The model multiplies only under torch.compiler.is_compiling(), a branch eager never "
+                 "takes and Dynamo always traces; Inductor compiled exactly what it was given.",
+                 "bundled:compiled_differs", G0, "cpp_fused_gelu_mul_0", 1),
         ),
-        needs=("compiled_differs",),
     ),
 )
 

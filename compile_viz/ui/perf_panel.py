@@ -7,6 +7,7 @@ import streamlit as st
 
 from compile_viz.measurements import Measurement, MeasureSummary, read_run
 from compile_viz.render import perf
+from compile_viz.ui.page_registry import presenting
 from compile_viz.ui.runs import RunInfo
 
 
@@ -18,7 +19,7 @@ def measured(run: RunInfo) -> tuple[MeasureSummary | None, Measurement | None]:
 def wrong_banner(run: RunInfo) -> None:
     """Say at the top of a run that its compiled results are wrong (nothing for any other run)."""
     summary, _ = measured(run)
-    if banner := perf.wrong_html(summary):
+    if banner := perf.wrong_html(summary, compact=presenting()):
         st.html(banner)
 
 

@@ -9,7 +9,7 @@ from compile_viz.ui import state
 from compile_viz.ui.page_registry import presenting
 
 CODE_PX = 18  # code in projector mode: kernel source and the user's source
-CODE_HEIGHT_PX = 380  # both code boxes side by side, under the title and a lesson's step, in 720 px
+CODE_HEIGHT_PX = 340  # both code boxes side by side, under the title, a lesson's step and a wrong run's one-line banner, in 720 px
 GRAPH_HEIGHT_PX = 460  # a graph fitted to what is left of a 720-pixel screen
 
 # Labels, text and tables larger; less padding above the page, so the code starts high enough to

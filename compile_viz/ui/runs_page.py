@@ -50,7 +50,7 @@ def page() -> None:
         st.caption("No stored runs" + (" match." if query else " yet."))
     bundled = bundled_runs()
     if bundled:
-        st.markdown("##### Bundled GPU runs")
+        st.markdown("##### Bundled runs")  # H100 captures, and one CPU capture (compiled_differs)
         cols = st.columns(min(4, len(bundled)))
         for i, b in enumerate(bundled):
             if cols[i % len(cols)].button(b.meta.get("title") or b.name, key=f"bundled:{b.name}"):
