@@ -4,14 +4,19 @@ and each command's peak memory (max RSS of the child); then parse + link time in
 where the time of `parse --json LOG` goes.
 
 Usage: python bench/trace_bench.py [--capture NAME ...] [--repeat N] [--log PATH] [--repo DIR]
-  --capture  a bundled run, sample_runs/NAME.zip, or a run zip's path (default: gpt_small, and
-             gpt_deep when present);
+  --capture  a bundled run, sample_runs/NAME.zip, or a run zip's path (default: the GPT-2 captures of
+             12 and 48 layers: gpt_small, gpt_deep and tests/fixtures/scale/gpt2_deep.zip, the
+             transformers GPT-2 of 48 layers);
              its debug/ folder and its run folder are read by `parse --json`, its trace/ by both
   --log      a TORCH_TRACE log instead (trace commands only)
   --repo     the checkout whose compile_viz runs (default this one; a worktree of another
              revision gives the "before" figures with the same script)
   --before   a worktree of another revision: its `parse --json` rows join the same rounds
-tlparse from PATH or the venv (pip install tlparse).
+tlparse from PATH, the venv, or --tlparse PATH (pip install tlparse==0.4.3 into a venv of its own).
+
+Issue 34's goal is read off the last lines: tlparse's time over ours (medians of the same rounds) for
+`parse --json` of the run's debug folder and of the same log tlparse reads, at least 4x on the
+12-layer capture and at least 6x on the 48-layer ones.
 
 `parse --json` shares its graphs out between processes (`--jobs`, by default the CPUs it may
 use): the `--jobs 1` row is one process. CPU s adds up every process of a command; peak RSS is
@@ -39,6 +44,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 PYC = Path(tempfile.gettempdir()) / "compile_viz_bench_pyc"
+TLPARSE = ""  # --tlparse
+DEFAULT_CAPTURES = ("gpt_small", "gpt_deep", "tests/fixtures/scale/gpt2_deep.zip")
+GOAL = {12: 4.0, 48: 6.0}  # layers -> tlparse / ours that issue 34 asks for
+LAYERS = {"gpt_small": 12, "gpt_deep": 48, "gpt2_deep": 48}
 
 
 def extract(name: str, tmp: str) -> dict[str, str]:
@@ -85,7 +94,7 @@ def commands(src: dict[str, str], tmp: str, repo: Path, before: Path | None = No
         cmds["parse --json RUN (debug + trace stacks)"] = py + ["parse", "--json", src["run"]]
     cmds["parse --json LOG"] = py + ["parse", "--json", src["log"]]
     cmds["parse LOG (summary)"] = py + ["parse", src["log"]]
-    tlparse = shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse")
+    tlparse = TLPARSE or shutil.which("tlparse") or str(Path(sys.executable).parent / "tlparse")
     if before is not None:  # the same commands from another checkout, in the same rounds
         for name in ("parse --json RUN/debug", "parse --json LOG"):
             if name in cmds:
@@ -112,16 +121,33 @@ def race(cmds: dict[str, list[str]], repeat: int, repo: Path, tmp: str) -> dict[
 
 def report(label: str, runs: dict[str, list[tuple[float, int, float]]]) -> dict[str, float]:
     print(f"\n{label}")
-    print("| command | median s | min s | CPU s (median) | peak RSS MB | tlparse / ours (medians) |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    print("| command | median s | min s | CPU s (median) | peak RSS MB | tlparse / ours (medians) | same, CPU s |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     medians = {k: statistics.median(t for t, _, _ in v) for k, v in runs.items()}
-    tl = medians.get("tlparse LOG")
+    cpus = {k: statistics.median(c for _, _, c in v) for k, v in runs.items()}
+    tl, tl_cpu = medians.get("tlparse LOG"), cpus.get("tlparse LOG")
     for name, v in runs.items():
         rss = statistics.median(m for _, m, _ in v) / 1024
-        cpu = statistics.median(c for _, _, c in v)
-        ratio = f"{tl / medians[name]:.2f}x" if tl and name != "tlparse LOG" else ""
-        print(f"| `{name}` | {medians[name]:.3f} | {min(t for t, _, _ in v):.3f} | {cpu:.3f} | {rss:.0f} | {ratio} |")
+        mine = tl and name != "tlparse LOG"
+        ratio = f"{tl / medians[name]:.2f}x" if mine else ""
+        cpu_ratio = f"{tl_cpu / cpus[name]:.2f}x" if mine and cpus[name] else ""
+        print(f"| `{name}` | {medians[name]:.3f} | {min(t for t, _, _ in v):.3f} | {cpus[name]:.3f} | {rss:.0f} | {ratio} "
+              f"| {cpu_ratio} |")
     return medians
+
+
+def goal_lines(name: str, medians: dict[str, float]) -> list[str]:
+    """One line per `parse --json` form: tlparse's median over ours, against the goal for its layers."""
+    tl, layers = medians.get("tlparse LOG"), LAYERS.get(name)
+    if not tl or layers is None:
+        return []
+    out = []
+    for form in ("parse --json RUN/debug", "parse --json LOG"):
+        if form in medians:
+            ratio = tl / medians[form]
+            out.append(f"  {name} ({layers} layers) `{form}`: {ratio:.2f}x "
+                       f"({'meets' if ratio >= GOAL[layers] else 'short of'} {GOAL[layers]:.0f}x)")
+    return out
 
 
 def parse_link_ms(debug: str, repeat: int) -> float:
@@ -164,21 +190,30 @@ def main() -> None:
     ap.add_argument("--repo", type=Path, default=ROOT)
     ap.add_argument("--before", type=Path, help="another checkout whose parse --json rows run in the same rounds")
     ap.add_argument("--no-stages", action="store_true", help="skip the in-process figures")
+    ap.add_argument("--tlparse", default="", help="the tlparse executable (default: PATH, then the venv)")
     args = ap.parse_args()
+    global TLPARSE
+    TLPARSE = args.tlparse
     tmp = tempfile.mkdtemp()
-    names = args.capture or [n for n in ("gpt_small", "gpt_deep") if (ROOT / "sample_runs" / f"{n}.zip").exists()]
+    names = args.capture or [n for n in DEFAULT_CAPTURES
+                             if (Path(n) if n.endswith(".zip") else ROOT / "sample_runs" / f"{n}.zip").exists()]
     sources = {Path(args.log).name: {"log": args.log}} if args.log else {Path(n).stem: extract(n, tmp) for n in names}
     print(f"{time.strftime('%Y-%m-%d %H:%M')}, {platform.machine()}, {os.cpu_count()} cores, "
           f"load {os.getloadavg()[0]:.2f}, Python {platform.python_version()}, repo {args.repo}")
     python_start = race({"python -c pass": [sys.executable, "-c", "pass"]}, args.repeat, args.repo, tmp)
     report("interpreter start", python_start)
     parse_link = {}
+    goals = []
     for name, src in sources.items():
-        report(f"{name}: log {os.path.getsize(src['log']) / 1e6:.1f} MB, {args.repeat} alternating rounds",
-               race(commands(src, tmp, args.repo, args.before), args.repeat, args.repo, tmp))
+        medians = report(f"{name}: log {os.path.getsize(src['log']) / 1e6:.1f} MB, {args.repeat} alternating rounds",
+                         race(commands(src, tmp, args.repo, args.before), args.repeat, args.repo, tmp))
+        goals += goal_lines(name, medians)
         if "debug" in src and not args.no_stages:
             parse_link[name] = parse_link_ms(src["debug"], args.repeat)
             print(f"{name}: parse + link of debug/ in one process, median {parse_link[name]:.0f} ms")
+    if goals:
+        print("\nIssue 34 (tlparse / ours, medians):")
+        print("\n".join(goals))
     if len(parse_link) == 2:
         (a, ta), (b, tb) = parse_link.items()
         print(f"parse + link: {b} / {a} = {tb / ta:.2f}x")
