@@ -5,7 +5,8 @@ methods (__init__, __repr__, __eq__, __hash__, __setattr__, __delattr__) from it
 The 33 on the path of `compile-viz parse --json` made that ~18 ms of every start, on the critical
 path (0.145 s in all on the 12-layer GPT). Here `dataclasses` still makes the fields, defaults,
 slots and __match_args__; __init__ is compiled from text as `dataclasses` writes it (it runs once
-per object), and the other five are closures over the field names (~0.1 ms a class in all).
+per object), when the class is first built or its __init__ looked at (`_LazyInit`), and the other
+five are closures over the field names (~0.1 ms a class in all).
 tests/test_frozen.py checks each class against `dataclass(frozen=True)` made from the same fields.
 
 Only what the model uses: plain fields with a default or a default_factory, `slots=True`. A class
@@ -45,7 +46,7 @@ def _frozen(cls, slots: bool):
                         "use @dataclass(frozen=True)")
     names = frozenset(f.name for f in own)
     methods = {
-        "__init__": _init(cls, own),
+        "__init__": _LazyInit(cls, own),
         "__repr__": reprlib.recursive_repr()(_repr(tuple(f.name for f in own if f.repr))),
         "__eq__": _eq(_values(tuple(f.name for f in own if f.compare))),
         "__hash__": _hash(_values(tuple(f.name for f in own if (f.compare if f.hash is None else f.hash)))),
@@ -58,7 +59,8 @@ def _frozen(cls, slots: bool):
             if name in ("__setattr__", "__delattr__"):
                 raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
             continue
-        fn.__qualname__ = f"{cls.__qualname__}.{name}"
+        if name != "__init__":
+            fn.__qualname__ = f"{cls.__qualname__}.{name}"
         setattr(cls, name, fn)
     if slots:  # pickling sets fields through object.__setattr__, not the frozen one
         cls.__getstate__ = _getstate
@@ -70,6 +72,23 @@ def _frozen(cls, slots: bool):
 
         cls.__doc__ = cls.__name__ + str(inspect.signature(cls)).replace(" -> None", "")
     return cls
+
+
+class _LazyInit:
+    """A class's __init__ until it is first called or looked at: then compiled (`_init`) and put in
+    its place. Compiling one takes ~1M instructions, and most of the model's classes are never built
+    through __init__ in a run (a parser fills them through `deferred` or `blank`)."""
+
+    __slots__ = ("cls", "own")
+
+    def __init__(self, cls, own) -> None:
+        self.cls, self.own = cls, own
+
+    def __get__(self, obj, owner=None):
+        init = _init(self.cls, self.own)
+        init.__qualname__ = f"{self.cls.__qualname__}.__init__"
+        type.__setattr__(self.cls, "__init__", init)
+        return init if obj is None else init.__get__(obj, owner)
 
 
 def _init(cls, own):
