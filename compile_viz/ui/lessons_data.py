@@ -55,8 +55,11 @@ LESSONS: tuple[Lesson, ...] = (
                  "bundled:graph_break_item", G0, "triton_red_fused_mean_sin_0", 0),
             Step("... and the branch on it runs in Python", "The `if` on that number ran in Python; the branch "
                  "taken became the second graph.", "bundled:graph_break_item", G1, "triton_poi_fused_add_sigmoid_0", 0),
+            Step("A break inside a library call", "Dynamo skips functions it is told not to trace, here "
+                 "torch's `pack_padded_sequence`: the graph ends before the call, which runs eagerly. This "
+                 "kernel is the last work compiled before it (a CPU capture: a C++ kernel).",
+                 "bundled:graph_break_library", G0, "cpp_fused_relu_view_0", 1),
         ),
-        needs=("graph_break_library",),
     ),
     Lesson(
         "aot", "AOTAutograd and the partitioner",
@@ -128,8 +131,15 @@ LESSONS: tuple[Lesson, ...] = (
             Step("One kernel for every batch size", "Called with batch sizes 32 and 64 under `dynamic=True`: "
                  "one graph, and the kernel takes the size as an argument (`ks0`, `xnumel`) instead of a "
                  "constant.", "bundled:dynamic_shapes", G0, "triton_red_fused_native_layer_norm_relu_0", 0),
+            Step("Without dynamic=True: compiled for 32", "The same function called with batch 32, then 64 "
+                 "and 96, shapes left to Dynamo: the first compile is for 32 exactly, the size a constant "
+                 "in this kernel (a CPU capture: C++).",
+                 "bundled:recompile_shape", G0, "cpp_fused_native_layer_norm_relu_0", 0),
+            Step("64 fails the guard: a recompile", "Batch 64 failed the guard on the size, so Dynamo "
+                 "compiled again, this time with the batch size as a symbol (automatic dynamic shapes); 96 "
+                 "reuses this graph. The Compiles page shows both compiles and the failed guard.",
+                 "bundled:recompile_shape", G1, "cpp_fused_native_layer_norm_relu_0", 0),
         ),
-        needs=("recompile_shape",),
     ),
     Lesson(
         "win", "Verifying the win",
