@@ -232,6 +232,6 @@ def test_the_sample_wrong_on_purpose_is_red_at_eager_in_the_cli_and_the_viewer(t
     from compile_viz.ui.page_registry import page_url
 
     ((label, href),) = render_ladder.kernel_links(Bisect(ran=True, node=node), [(graph.id, index)], run.name, page_url)
-    assert f"node={node}" in href and href.startswith(f"/?run={run.name}&graph=") and "&kernel=" in href
+    assert f"node={node}" in href and href.startswith(f"/viewer?run={run.name}&graph=") and "&kernel=" in href
     assert render_ladder.kernel_links(Bisect(ran=True, node="no_such_node"), [(graph.id, index)], run.name,
                                       page_url) == []
