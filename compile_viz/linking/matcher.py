@@ -428,36 +428,29 @@ class Matcher:
         """The nodes of `within` node `name` reads, each the first on its path through views and
         tuple elements: the query's copy reads its scaled query (`mul`), the value's the
         `unbind` itself."""
-        nodes = self.nodes
-        stack, seen, out = list(nodes[name].args), set(), set()
-        while stack:
-            a = stack.pop()
-            if a in within:
-                out.add(a)
-                continue
-            if a in seen or (node := nodes.get(a)) is None:
-                continue
-            seen.add(a)
-            if node.op == "call_function" and (op_name(node.target) in VIEW_OPS or node.target == "operator.getitem"):
-                stack.extend(node.args)
-        return out
+        return set(self._through_views(name, within))
 
     def _joined(self, name: str, used: set[str]) -> bool:
         """Whether node `name` reads a node of `used` through views and tuple elements the
         template leaves out: the value's copy of an attention reads its own layer's `unbind`, or
         its own projection's views, not another's that comes first in the graph."""
+        return next(self._through_views(name, used), None) is not None
+
+    def _through_views(self, name: str, stops):
+        """Yield each node of `stops` that node `name` reads, walking back through views and
+        `getitem`s (not past a node of `stops`); lazily, so a caller may stop at the first."""
         nodes = self.nodes
         stack, seen = list(nodes[name].args), set()
         while stack:
             a = stack.pop()
-            if a in used:
-                return True
+            if a in stops:
+                yield a
+                continue
             if a in seen or (node := nodes.get(a)) is None:
                 continue
             seen.add(a)
             if node.op == "call_function" and (op_name(node.target) in VIEW_OPS or node.target == "operator.getitem"):
                 stack.extend(node.args)
-        return False
 
     def _same_op(self, a: FxNode, b: FxNode) -> bool:
         """Same op, constants, arity, and (a kernel is specialised to them) dtype and shape."""
