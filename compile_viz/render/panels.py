@@ -117,31 +117,8 @@ def alternatives_text(launch: LaunchLink, most: int = 8) -> str:
             f" as well, graph order chose this one; the other{'' if len(each) == 1 else 's'}: {'; '.join(each)}")
 
 
-def basis_html(launch: LaunchLink) -> str:
-    """Return one line on what the launch's links rest on: a visible mark when any is inferred, with
-    what would make it exact, and the placements as good when the inference was uncertain; a quiet
-    line when PyTorch recorded them."""
-    b = launch.basis
-    nodes = _BASIS_WORDS.get(b.nodes, b.nodes)
-    if b.nodes == INFERRED:
-        nodes += f" from {_EVIDENCE_WORDS.get(launch.evidence, escape(launch.evidence))}"
-        if launch.alternatives:
-            nodes += f" ({alternatives_text(launch)})"
-    lines = _BASIS_WORDS.get(b.source_lines, b.source_lines)
-    if not b.inferred:
-        return (f'<div class="cv-basis cv-basis-exact" style="font-size:12px;color:#555">Links recorded by PyTorch: '
-                f'nodes from {nodes}, source lines from {lines}.</div>')
-    # with the trace's stacks but no node mapping for the launch, the capture was as good as it gets:
-    # PyTorch's provenance JSON does not cover it (a backward graph, in the versions seen so far)
-    hint = (EXACT_HINT if b.source_lines != STACK_TRACES else
-            "PyTorch's provenance lists no nodes for this launch (none for a backward graph, so far)")
-    return ('<div class="cv-basis cv-basis-inferred" style="font-size:12px;background:#fff4ce;border:1px solid #e0b400;'
-            f'border-radius:4px;padding:2px 6px">&#9888; <b>Inferred links</b>: nodes {escape(nodes)}, source lines '
-            f'{escape(lines)}; {escape(hint)}.</div>')
-
-
-def basis_text(launch: LaunchLink) -> str:
-    """basis_html's words as plain text, for a page that puts them in itself (render/share)."""
+def _basis_words(launch: LaunchLink) -> tuple[str, str, str | None]:
+    """(nodes, source lines, hint) in words, unescaped; hint None when PyTorch recorded them all."""
     b = launch.basis
     nodes = _BASIS_WORDS.get(b.nodes, b.nodes)
     if b.nodes == INFERRED:
@@ -150,9 +127,32 @@ def basis_text(launch: LaunchLink) -> str:
             nodes += f" ({alternatives_text(launch)})"
     lines = _BASIS_WORDS.get(b.source_lines, b.source_lines)
     if not b.inferred:
-        return f"Links recorded by PyTorch: nodes from {nodes}, source lines from {lines}."
+        return nodes, lines, None
+    # with the trace's stacks but no node mapping for the launch, the capture was as good as it gets:
+    # PyTorch's provenance JSON does not cover it (a backward graph, in the versions seen so far)
     hint = (EXACT_HINT if b.source_lines != STACK_TRACES else
             "PyTorch's provenance lists no nodes for this launch (none for a backward graph, so far)")
+    return nodes, lines, hint
+
+
+def basis_html(launch: LaunchLink) -> str:
+    """Return one line on what the launch's links rest on: a visible mark when any is inferred, with
+    what would make it exact, and the placements as good when the inference was uncertain; a quiet
+    line when PyTorch recorded them."""
+    nodes, lines, hint = _basis_words(launch)
+    if hint is None:
+        return (f'<div class="cv-basis cv-basis-exact" style="font-size:12px;color:#555">Links recorded by PyTorch: '
+                f'nodes from {escape(nodes)}, source lines from {escape(lines)}.</div>')
+    return ('<div class="cv-basis cv-basis-inferred" style="font-size:12px;background:#fff4ce;border:1px solid #e0b400;'
+            f'border-radius:4px;padding:2px 6px">&#9888; <b>Inferred links</b>: nodes {escape(nodes)}, source lines '
+            f'{escape(lines)}; {escape(hint)}.</div>')
+
+
+def basis_text(launch: LaunchLink) -> str:
+    """basis_html's words as plain text, for a page that puts them in itself (render/share)."""
+    nodes, lines, hint = _basis_words(launch)
+    if hint is None:
+        return f"Links recorded by PyTorch: nodes from {nodes}, source lines from {lines}."
     return f"Inferred links: nodes {nodes}, source lines {lines}; {hint}."
 
 
