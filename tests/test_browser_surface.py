@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import time
 from collections import Counter
 from contextlib import contextmanager
@@ -30,6 +29,7 @@ from compile_viz.linking.model import AOT, POST_GRAD
 from compile_viz.store import RunStore, bundled_runs
 from compile_viz.ui.page_registry import URL_PATHS, page_url
 from compile_viz.ui.runs import BUNDLED, resolve
+from tests.services import stop
 
 pytestmark = pytest.mark.slow
 FIXTURES = REPO / "tests" / "fixtures"
@@ -140,11 +140,7 @@ def serving(home: Path, sample_runs: Path, log_path: Path):
         assert url is not None, log_path.read_text()[-2000:]
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        stop(proc)
         log.close()
 
 
