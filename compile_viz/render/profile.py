@@ -28,16 +28,13 @@ def compile_line(s: dict) -> str:
         return ""
     steps = c.get("steps") or []
     who = (f"step {steps[0]}" if len(steps) == 1 else f"steps {', '.join(map(str, steps))}") if steps else "the window"
-    kernels = (f", {_ms(c['device_us'])} of autotune kernels ({c['kernels']:,})" if c.get("kernels") else "")
-    return f"{who} compiled: {_seconds(c.get('host_us', 0))} on the host{kernels}, not counted"
+    kernels = (f", {_duration(c['device_us'])} of autotune kernels ({c['kernels']:,})" if c.get("kernels") else "")
+    return f"{who} compiled: {_duration(c.get('host_us', 0), 1e5)} on the host{kernels}, not counted"
 
 
-def _ms(us: float) -> str:
-    return f"{us / 1e3:.3g} ms" if us < 1e6 else f"{us / 1e6:.3g} s"
-
-
-def _seconds(us: float) -> str:
-    return f"{us / 1e6:.3g} s" if us >= 1e5 else f"{us / 1e3:.3g} ms"
+def _duration(us: float, seconds_from: float = 1e6) -> str:
+    """Microseconds as "190 ms", or as "30.9 s" from `seconds_from` on."""
+    return f"{us / 1e6:.3g} s" if us >= seconds_from else f"{us / 1e3:.3g} ms"
 
 
 def share_figure(items: list[tuple[str, float]], title: str) -> go.Figure:
