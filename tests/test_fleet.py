@@ -240,6 +240,9 @@ def test_a_sweep_of_three_samples_under_two_settings_stores_six_runs(first, home
     dyn = {c["setting"]: c for c in samples if c["model"] == "dynamic_shapes"}
     assert (dyn["default"]["recompiles"], dyn["static"]["recompiles"]) == (0, 1)  # batch 32 then 64, static shapes
     assert "8/8 done" in first["out"]
+    # a worker runs cells back to back: a later cell's capture child was started (torch imported) ahead
+    warm = [c["model"] for c in samples if store.get(c["run"]).meta.get("warm_child")]
+    assert warm, "no cell ran in a warm capture child"
 
 
 @pytest.mark.slow

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from compile_viz.fleet.diff import fleet_diff
-from compile_viz.fleet.records import CELL_ENV, SWEEP_ENV, SweepRecord, save_record
+from compile_viz.fleet.records import CELL_LABEL, SWEEP_LABEL, SweepRecord, save_record
 from compile_viz.fleet.report import fleet_report
 from compile_viz.fleet.sweep_file import Cell, parse_sweep
 from compile_viz.render.fleet import (
@@ -37,8 +37,8 @@ def _sweep(store, name: str, cells: dict[str, str | None]) -> None:
             record.errors[f"{model}|default"] = "Ray could not run the cell: WorkerCrashedError: lost twice"
             continue
         run = store.import_zip(SAMPLE_RUNS / f"{bundled}.zip")
-        meta = dict(run.meta, options=dict(run.meta.get("options") or {}, extra_env={
-            SWEEP_ENV: name, CELL_ENV: f"{model}|default"}))
+        meta = dict(run.meta, options=dict(run.meta.get("options") or {}, labels={
+            SWEEP_LABEL: name, CELL_LABEL: f"{model}|default"}))
         write_meta(run.path, meta)
     save_record(store, record)
 

@@ -39,6 +39,9 @@ class CaptureOptions:
     # ahead of time: torch.export.export, then AOTInductor's aoti_compile_and_package (inference only)
     aoti: bool = False
     extra_env: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    # kept in meta.json with the options, never set in the child: a sweep's cell tag (see fleet/records.py).
+    # Unlike extra_env it does not change the child's environment, so a warm child can serve any cell.
+    labels: tuple[tuple[str, str], ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
         if not _DEVICE.match(self.device):
@@ -73,6 +76,10 @@ class CaptureOptions:
         d = asdict(self)
         d["inductor_options"] = self.inductor_dict
         d["extra_env"] = dict(self.extra_env)
+        if self.labels:
+            d["labels"] = dict(self.labels)
+        else:  # meta.json of a run without labels reads as it always did
+            del d["labels"]
         return d
 
     @classmethod
@@ -80,6 +87,7 @@ class CaptureOptions:
         d = dict(d)
         d["inductor_options"] = tuple(sorted((d.get("inductor_options") or {}).items()))
         d["extra_env"] = tuple(sorted((d.get("extra_env") or {}).items()))
+        d["labels"] = tuple(sorted((d.get("labels") or {}).items()))
         return cls(**d)
 
 

@@ -32,13 +32,15 @@ ProgressCallback = Callable[[Progress], None]
 
 def capture(model: str, options: CaptureOptions | None = None, *, store: RunStore | None = None,
             on_progress: ProgressCallback | None = None, cancel: threading.Event | None = None,
-            warm: bool = False) -> Run:
+            warm: bool = False, warm_ahead: bool = False) -> Run:
     """Return the stored Run of compiling `model` in a child process; never raises for a failed capture.
 
     `model` is a sample name, "path.py" or "path.py:NAME". `on_progress` is called on this thread
     with each Progress; setting `cancel` kills the child's process group and stores a failed run.
     `warm`: use the warm child (torch already imported) when one matches, else start cold as
-    always; either way start the next warm child when done (see warm.py).
+    always; either way start the next warm child when done (see warm.py). `warm_ahead`: start it
+    as soon as this capture's child is under way instead, so that its import of torch overlaps this
+    compile (a sweep's worker, which runs cells back to back on a machine with cores to spare).
     """
     options = options or CaptureOptions()
     store = store or RunStore()
@@ -53,6 +55,8 @@ def capture(model: str, options: CaptureOptions | None = None, *, store: RunStor
     label = ref.label if ref else "invalid"
     taken = _take_warm(ref, options, store) if warm and ref is not None else None
     run_id, tmp = (new_run_id(label), taken.tmp) if taken else store.begin(label)
+    if warm and warm_ahead:
+        _prewarm(store, options)
     try:
         if ref is not None:
             meta.update(model=label, model_source=ref.kind, model_ref=asdict(ref), warm_child=taken is not None)
@@ -65,11 +69,15 @@ def capture(model: str, options: CaptureOptions | None = None, *, store: RunStor
     _relay(on_progress, Progress("stored", meta["timings"]["wall_s"], str(run.path),
                                  {"status": run.status, "reason": run.reason}))
     if warm:
-        try:
-            warm_child.prewarm(store, options)
-        except Exception:  # the next capture simply starts cold
-            pass
+        _prewarm(store, options)  # a no-op when the one started ahead is waiting
     return run
+
+
+def _prewarm(store: RunStore, options: CaptureOptions) -> None:
+    try:
+        warm_child.prewarm(store, options)
+    except Exception:  # the next capture simply starts cold
+        pass
 
 
 def _take_warm(ref: ModelRef, options: CaptureOptions, store: RunStore) -> warm_child.WarmChild | None:

@@ -32,6 +32,10 @@ LOCAL_OBJECT_STORE_BYTES = 96 * 1024**2  # cells return a few hundred bytes; the
 # "0": Ray takes 127.0.0.1 as this node's address instead of the outward one (its name is historical)
 LOOPBACK_ENV = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
 MAX_RETRIES = 1  # a worker lost mid-cell: once more, then the cell is an error of the sweep
+# Ray ends a worker after each task that asked for a GPU (max_calls=1 by default, to free what the task
+# took on the device). A cell's worker never touches the GPU (its capture child does, and exits), so its
+# workers are kept: no worker start per cell, and the warm capture child it started is used (task.py).
+MAX_CALLS = 0  # no limit
 
 
 @dataclass(frozen=True)
@@ -137,7 +141,7 @@ def _run_on_ray(todo: list[Cell], name: str, store: RunStore, address: str | Non
     if started_here:
         _init(ray, address, local_cpus)
     try:
-        remote = ray.remote(max_retries=MAX_RETRIES, retry_exceptions=False)(run_cell)
+        remote = ray.remote(max_retries=MAX_RETRIES, retry_exceptions=False, max_calls=MAX_CALLS)(run_cell)
         pending = {}
         for cell in todo:
             opts: dict[str, Any] = {"num_cpus": cell.setting.cpus, "num_gpus": cell.setting.gpus}

@@ -16,8 +16,9 @@ from typing import Any
 from compile_viz.fleet.sweep_file import Cell
 from compile_viz.store import Run, RunStore
 
-SWEEP_ENV = "COMPILE_VIZ_SWEEP"  # set in a cell's capture child: the sweep's name
-CELL_ENV = "COMPILE_VIZ_SWEEP_CELL"  # and the cell's key
+# a cell's run carries both in its options' labels (meta.json), so the store alone says which cell it is
+SWEEP_LABEL = "COMPILE_VIZ_SWEEP"  # the sweep's name
+CELL_LABEL = "COMPILE_VIZ_SWEEP_CELL"  # and the cell's key
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}$")
 
 
@@ -99,8 +100,10 @@ def sweep_names(store: RunStore) -> list[str]:
 
 def cell_tag(run: Run) -> tuple[str, str] | None:
     """Return (sweep, cell key) of a run a sweep made, else None."""
-    env = (run.meta.get("options") or {}).get("extra_env") or {}
-    sweep, cell = env.get(SWEEP_ENV), env.get(CELL_ENV)
+    options = run.meta.get("options") or {}
+    # labels since the warm children (2026-11-26); the child's environment before
+    tags = options.get("labels") or options.get("extra_env") or {}
+    sweep, cell = tags.get(SWEEP_LABEL), tags.get(CELL_LABEL)
     return (sweep, cell) if sweep and cell else None
 
 

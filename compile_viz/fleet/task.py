@@ -1,7 +1,7 @@
 """One cell of a sweep, as a Ray task runs it: the same child-process capture as `compile-viz capture`,
 stored in the run store once.
 
-Idempotent by sweep name and cell key: the capture child carries both in its environment, which
+Idempotent by sweep name and cell key: the capture's options carry both as labels, which
 meta.json keeps, so a task that finds its cell's complete run returns it instead of capturing again
 (a worker lost after the run was stored and retried by Ray, or a `--resume`). A failed earlier run of
 the cell is deleted once the new one is stored: one run a cell. Torch-free (the child imports torch).
@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from compile_viz.capture.runner import capture
-from compile_viz.fleet.records import CELL_ENV, SWEEP_ENV, cell_runs
+from compile_viz.fleet.records import CELL_LABEL, SWEEP_LABEL, cell_runs
 from compile_viz.fleet.sweep_file import Cell
 from compile_viz.store import Run, RunStore, StoreError
 
@@ -30,9 +30,10 @@ def run_cell(cell_json: dict[str, Any], sweep: str, home: str) -> dict[str, Any]
     done = next((r for r in earlier if r.ok), None)
     if done is not None:
         return _result(cell, done, reused=True, wall_s=0.0)
-    tag = ((SWEEP_ENV, sweep), (CELL_ENV, cell.key))
-    options = replace(cell.setting.options, extra_env=tuple(sorted(dict(cell.setting.options.extra_env + tag).items())))
-    run = capture(cell.ref or cell.model, options, store=store)
+    options = replace(cell.setting.options, labels=((CELL_LABEL, cell.key), (SWEEP_LABEL, sweep)))
+    # a worker runs cells back to back (driver.py: max_calls=0): the next cell's capture child imports
+    # torch while this one compiles, so only a worker's first cell waits for torch's import
+    run = capture(cell.ref or cell.model, options, store=store, warm=True, warm_ahead=True)
     for old in earlier:  # failed attempts: the new run stands for the cell
         try:
             store.delete(old.id)
