@@ -37,7 +37,7 @@ class Matcher:
         self.extended: dict[tuple, tuple] = {}  # template nodes -> _state
         self.plans: dict[tuple, tuple] = {}  # template -> _plan
         self.targets: dict[str, list[str]] = {}  # extern op -> the graph's targets it matches
-        self.fed_cands: dict[str, list] = {}  # extern op -> [first not taken, its targets' nodes in order]
+        self.fed_cands: dict[str, list] = {}  # extern op -> [first not taken, its targets' nodes in order, by_leaf]
         self.extern_taken: set[str] = set()  # nodes placed on an extern call
         self.claimed: dict = {}  # (kernel, direction) -> positions of the instances placed
         self.leaves: dict[str, frozenset[str]] = {}  # node -> _leaves
@@ -45,6 +45,7 @@ class Matcher:
         self.getitems: dict[int, tuple] = {}  # id of a launch's set -> (the set, _with_getitems)
         self.externals: dict[int, tuple] = {}  # id of an instance's names -> (the names, _external)
         self.input_reads: dict[int, tuple] = {}  # id of an instance's names -> (the names, _input_reads)
+        self.fed_index: dict[int, tuple] = {}  # id of a template's memo -> (the memo, _fed_instances' index)
         self.reads_computed: set[str] = set()  # kernels whose first instance was not passed all its inputs
         # the other placements as good as the one the last extern() or repeat() returned (a tie
         # broken by graph order): each fed what the launch is passed, as the one taken
@@ -142,19 +143,24 @@ class Matcher:
         cands = self.fed_cands.get(op)
         if cands is None:  # the targets' nodes in graph order, sorted once per op, not once per call
             order = self.order
-            cands = self.fed_cands[op] = [0, [order[p].name for p in sorted(p for t in targets for p in self.by_target[t])]]
-        taken, names = self.extern_taken, cands[1]
+            names = [order[p].name for p in sorted(p for t in targets for p in self.by_target[t])]
+            by_leaf: dict[str, list[int]] = {}  # a tensor read -> the candidates (their index) that read it
+            for i, name in enumerate(names):
+                for leaf in self._leaves(name):
+                    by_leaf.setdefault(leaf, []).append(i)
+            cands = self.fed_cands[op] = [0, names, by_leaf]
+        taken, names, by_leaf = self.extern_taken, cands[1], cands[2]
         start = cands[0]
         while start < len(names) and names[start] in taken:  # taken nodes stay taken: skipped once
             start += 1
         cands[0] = start
+        # a candidate fed (its reads, none missing, all in `avail`) reads something in `avail`:
+        # only those are tested, not every candidate of the op (quadratic in the layers)
+        near = {i for a in avail if (at := by_leaf.get(a)) is not None for i in at if i >= start}
         fed = []
-        for i in range(start, len(names)):
+        for i in sorted(near):
             name = names[i]
-            if name in taken:
-                continue
-            leaves = self._leaves(name)
-            if leaves and leaves <= avail:
+            if name not in taken and self._leaves(name) <= avail:
                 fed.append(name)
         if len(fed) > 1 and said:
             named = set(said)
@@ -227,10 +233,17 @@ class Matcher:
         anchor_key = (kernel, True) if backward else kernel
         after = self.last_anchor.get(anchor_key, -1)
         claimed = self.claimed.setdefault(anchor_key, set())
+        reads_computed = kernel in self.reads_computed
+
+        def fits(p: int, found: tuple) -> bool:
+            return (p not in claimed
+                    and (not passed or found[1].issubset(passed)
+                         or (reads_computed and self._reads_passed(found[0], passed, avail)))
+                    and (shared is None or not shared.isdisjoint(found[0])))
+
         n = len(positions)
         i = _next_live(skip, bisect_right(positions, after))
         first = None  # the first instance that fits: taken when none is fed what the launch is passed
-        fed = None  # the first fitting instance fed what the launch is passed
         while i < n:
             p = positions[i]
             found = extended.get(p, self)
@@ -238,24 +251,25 @@ class Matcher:
                 found = extended[p] = self._extended(tnodes, plan, p, added)
             if found is None:  # never fits this template: later scans step over it
                 skip[i] = i + 1
-            elif (p not in claimed and (not passed or found[1].issubset(passed) or (kernel in self.reads_computed and self._reads_passed(found[0], passed, avail)))
-                  and (shared is None or not shared.isdisjoint(found[0]))):
-                if first is None:
-                    first = p, found
-                if avail is None or self._external(found[0]) <= avail:
-                    if fed is None:
-                        fed = p, found
-                        if avail is None:
-                            break
-                    elif set(found[0]) != set(fed[1][0]):  # fed as well: a tie, broken by graph order
-                        self.alternatives.append(frozenset(found[0]))
+            elif fits(p, found):
+                first = p, found
+                break
             i = _next_live(skip, i + 1)
-        if fed is not None:
-            p, found = fed
-        elif first is None:
+        if first is None:
             return set()
-        else:
-            p, found = first
+        fed = None  # the first fitting instance fed what the launch is passed
+        if avail is None:
+            fed = first
+        else:  # every fitting instance fed as well is a tie, broken by graph order
+            for j in self._fed_instances(memo, avail, i):
+                p, found = positions[j], extended[positions[j]]
+                if not fits(p, found):
+                    continue
+                if fed is None:
+                    fed = p, found
+                elif set(found[0]) != set(fed[1][0]):
+                    self.alternatives.append(frozenset(found[0]))
+        p, found = fed if fed is not None else first
         # the same instance with a node another fits as well, fed if the one taken is
         self.alternatives += [frozenset(o) for o in found[2]
                               if fed is None or avail is None or self._external(o) <= avail]
@@ -263,6 +277,33 @@ class Matcher:
         if first[0] == p:  # an earlier instance passed over stays to be found by a later launch
             self.last_anchor[anchor_key] = p
         return set(found[0])
+
+    def _fed_instances(self, memo: tuple, avail: set[str], i: int) -> list[int]:
+        """The indices from `i` on of the template's instances fed from `avail` (all they read from
+        outside, `_external`, in it), in graph order. Through an index of the instances by what they
+        read, made once per template: a launch of a kernel repeated per layer tests the few that
+        read what it is passed, not every later layer's instance (quadratic in the layers)."""
+        _, tnodes, plan, positions, extended, _, added = memo
+        index = self.fed_index.get(id(memo))
+        if index is None or index[0] is not memo:
+            always: list[int] = []  # instances that read nothing from outside
+            by_read: dict[str, list[int]] = {}
+            for j, p in enumerate(positions):
+                found = extended.get(p, self)
+                if found is self:
+                    found = extended[p] = self._extended(tnodes, plan, p, added)
+                if found is None:
+                    continue
+                reads = self._external(found[0])
+                if not reads:
+                    always.append(j)
+                for r in reads:
+                    by_read.setdefault(r, []).append(j)
+            index = self.fed_index[id(memo)] = (memo, always, by_read)  # the memo kept: its id is not reused
+        _, always, by_read = index
+        near = {j for j in always if j >= i}
+        near.update(j for a in avail if (at := by_read.get(a)) is not None for j in at if j >= i)
+        return [j for j in sorted(near) if self._external(extended[positions[j]][0]) <= avail]
 
     def _reads_passed(self, names: tuple[str, ...], passed: tuple[str, ...], avail: set[str] | None) -> bool:
         """Whether the graph inputs an instance reads are passed to the launch, but those read by
