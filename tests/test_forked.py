@@ -101,3 +101,31 @@ def test_parse_json_from_several_processes_is_the_same_text(source):
     one = _parse_json(path, *extra, "--jobs", "1")
     assert _parse_json(path, *extra, "--jobs", "2") == one
     assert _parse_json(path, *extra, "--jobs", "8") == one
+
+
+def test_a_childs_ascii_text_is_written_from_its_file_as_it_was(tmp_path):
+    """texts_in_files: an ASCII text stays in the child's file and is written by the kernel to a
+    stream with a file, as a str to one without (StringIO); any other text comes back as a str."""
+    import io
+
+    from compile_viz.cli.forked import FileText, _pack, _unpack_header
+
+    results = {0: ('{"a": [1, 2]}', ("warning",)), 2: ("bad \udc80 byte", ()), 4: (1, "x")}
+    fd = os.memfd_create("test")
+    try:
+        for chunk in _pack(results):
+            os.write(fd, chunk)
+        back = _unpack_header(os.pread(fd, 1 << 16, 0), fd, os.fstat(fd).st_size)
+        assert isinstance(back[0][0], FileText) and back[0][1:] == results[0][1:]
+        assert back[2] == results[2] and back[4] == results[4]
+        assert str(back[0][0]) == results[0][0]
+        with open(tmp_path / "out.txt", "w") as out:
+            out.write("[")
+            back[0][0].write_to(out)
+            out.write("]")
+        assert (tmp_path / "out.txt").read_text() == '[{"a": [1, 2]}]'
+        text = io.StringIO()
+        back[0][0].write_to(text)
+        assert text.getvalue() == results[0][0]
+    finally:
+        os.close(fd)

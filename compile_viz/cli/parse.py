@@ -52,7 +52,7 @@ def _run_json_output(args) -> int:
             return _profiled_json(args, run_part, jobs)
         workers = getattr(args, "jobs", None) or cpus()
         preload(jobs)
-        graphs = run_shared(job_text, jobs, [job.size for job in jobs], workers)
+        graphs = run_shared(job_text, jobs, [job.size for job in jobs], workers, texts_in_files=True)
         warnings = [str(w) for w in run_part.warnings]
         write_document(run_part, _texts(graphs, warnings), sys.stdout)
     if getattr(args, "strict", False):

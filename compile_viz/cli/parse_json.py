@@ -38,12 +38,16 @@ def write_parse_json(parsed, out) -> None:
 def write_document(run_part, graph_texts, out, profile: dict | None = None) -> None:
     """Write the document of `debug_parse_json` from its parts: the run's (`root`, graph breaks,
     warnings, traces; its `graphs` unused) and each graph's JSON text, written as it comes; with
-    `profile`, the run's profile summary last."""
+    `profile`, the run's profile summary last. A text is a str, or an object that writes itself
+    (`write_to(out)`: cli/forked.FileText, a text left where the process that made it wrote it)."""
     out.write('{"root":' + _ENCODE(run_part.root) + ',"graphs":[')
     for i, text in enumerate(graph_texts):
         if i:
             out.write(",")
-        out.write(text)
+        if type(text) is str:
+            out.write(text)
+        else:
+            text.write_to(out)
     tail = _run_json(run_part) | ({"profile": profile} if profile is not None else {})
     out.write("]," + _ENCODE(tail)[1:] + "\n")  # its keys after "graphs", without the "{"
 
