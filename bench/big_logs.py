@@ -2,7 +2,13 @@
 per-rank logs (bench/gpu_big_logs.sh records one: GPT-2 of 48 layers, DDP on 4 H100s, a recompile
 per sequence length: 2.14 GB).
 
-    .venv/bin/python bench/big_logs.py TRACE_DIR [--rounds 3] [--no-tlparse]
+    .venv/bin/python bench/big_logs.py TRACE_DIR [--rounds 3] [--no-tlparse] [--import-only]
+    .venv/bin/python bench/big_logs.py TRACE_DIR --make [--times 18]   # the one-rank 535 MB log first
+
+`--make` writes issue 34's big log into TRACE_DIR (a new folder): gpt2_deep's 29.7 MB TORCH_TRACE
+log (tests/fixtures/scale/gpt2_deep.zip, trace/) repeated `--times` times, the k-th copy's entries
+given frame id k so that no two compile ids collide (535 MB at 18). `--import-only` times read and
+import alone (issue 34's goal: import <= 2x read, wall and CPU).
 
 Each round, each a fresh process, wall time, CPU time and peak memory (getrusage of the waited-for
 process: its largest process):
@@ -81,14 +87,40 @@ def timed(cmd: list[str], env: dict | None = None) -> tuple[float, float, float,
     return float(wall), float(cpu), int(peak) / 1024, tail
 
 
+SOURCE_ZIP = REPO / "tests" / "fixtures" / "scale" / "gpt2_deep.zip"
+
+
+def make_big_log(trace_dir: Path, times: int) -> Path:
+    """Write gpt2_deep's log `times` times over into trace_dir/rank_0.log (its envelopes' frame id
+    0 made k in the k-th copy; payloads untouched, so their MD5s hold) and return its path."""
+    import zipfile
+
+    with zipfile.ZipFile(SOURCE_ZIP) as zf:
+        name = next(n for n in zf.namelist() if n.startswith("trace/") and n.endswith(".log"))
+        log = zf.read(name)
+    trace_dir.mkdir(parents=True, exist_ok=False)
+    out = trace_dir / "rank_0.log"
+    with open(out, "wb") as fh:
+        for k in range(times):
+            fh.write(log.replace(b'"frame_id": 0, ', f'"frame_id": {k}, '.encode()))
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("trace_dir")
+    ap.add_argument("--make", action="store_true", help="write the repeated gpt2_deep log into TRACE_DIR, then stop")
+    ap.add_argument("--times", type=int, default=18, help="copies of gpt2_deep's log --make writes")
+    ap.add_argument("--import-only", action="store_true", help="time read and import alone")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-tlparse", action="store_true")
     ap.add_argument("--tlparse", default=shutil.which("tlparse") or str(BIN / "tlparse"))
     ap.add_argument("--browser", action="store_true", help="also open the run in Chromium (the app served)")
     args = ap.parse_args()
+    if args.make:
+        out = make_big_log(Path(args.trace_dir), args.times)
+        print(f"{out}: {out.stat().st_size / 1e6:.0f} MB")
+        return
     logs = sorted(str(p) for p in Path(args.trace_dir).iterdir() if p.is_file())
     size = sum(os.path.getsize(f) for f in logs)
     print(f"{len(logs)} logs, {size / 1e9:.2f} GB; {os.cpu_count()} CPUs")
@@ -104,6 +136,10 @@ def main() -> None:
             for name, cmd, e in steps:
                 wall, cpu, peak, tail = timed(cmd, e)
                 rows.setdefault(name, []).append((wall, cpu, peak))
+            if args.import_only:
+                shutil.rmtree(home, ignore_errors=True)
+                shutil.rmtree(cache, ignore_errors=True)
+                continue
             run = next((home / "runs").iterdir())
             for name, target, e in (("first view", str(run), env),
                                     ("first view, no index", args.trace_dir, {"XDG_CACHE_HOME": str(work / f"none{r}")})):
@@ -119,6 +155,14 @@ def main() -> None:
                 shutil.rmtree(out, ignore_errors=True)
             shutil.rmtree(work / f"none{r}", ignore_errors=True)
         read = statistics.median(w for w, _, _ in rows["read"])
+        if args.import_only:
+            imp, rd = rows["import"], rows["read"]
+            cpu_read = statistics.median(c for _, c, _ in rd)
+            for k, ((wi, ci, _), (wr, cr, _)) in enumerate(zip(imp, rd, strict=True)):
+                print(f"round {k}: read {wr:.2f} s wall / {cr:.2f} s CPU; import {wi:.2f} / {ci:.2f}; "
+                      f"import / read {wi / wr:.2f}x wall, {ci / cr:.2f}x CPU")
+            print(f"median: import / read {statistics.median(w for w, _, _ in imp) / read:.2f}x wall, "
+                  f"{statistics.median(c for _, c, _ in imp) / cpu_read:.2f}x CPU (goal <= 2x)")
         print(f"\n| step | wall s, median of {args.rounds} (min-max) | / read | CPU s | peak MB | note |")
         print("| --- | --- | --- | --- | --- | --- |")
         for name, vals in rows.items():
@@ -127,6 +171,8 @@ def main() -> None:
             print(f"| {name} | {med:.2f} ({min(walls):.2f}-{max(walls):.2f}) | {med / read:.2f}x | "
                   f"{statistics.median(c for _, c, _ in vals):.2f} | {max(p for _, _, p in vals):.0f} | "
                   f"{notes.get(name, '')} |")
+        if args.import_only:
+            return
         run = next((work / "home0" / "runs").iterdir())
         try:
             app_view(run, work / "home0", work / "cache0")
