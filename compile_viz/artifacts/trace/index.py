@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import mmap
 import os
 import re
+from collections.abc import Sequence
 
 from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.text import decode
@@ -172,3 +174,78 @@ def read_span_head(span: PayloadSpan, size: int) -> str:
     except OSError:
         return ""
     return decode(payload_bytes(raw))[0][:size]
+
+
+class PayloadLines(Sequence):
+    """The non-blank lines of a payload left in its log (a compile's guards: 2.6 MB a compile of a
+    48-layer model), read from the file when first asked for. It reads as the tuple of those lines
+    and is equal to it; pickled (and kept in the index) as its span."""
+
+    __slots__ = ("span", "_lines")
+
+    def __init__(self, span: PayloadSpan) -> None:
+        self.span = span
+        self._lines: tuple[str, ...] | None = None
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        if self._lines is None:
+            self._lines = tuple(line for line in read_span(self.span)[0].split("\n") if line.strip())
+        return self._lines
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def __getitem__(self, i):
+        return self.lines[i]
+
+    def __iter__(self):
+        return iter(self.lines)
+
+    def __contains__(self, x) -> bool:
+        return x in self.lines
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, PayloadLines):
+            other = other.lines
+        return self.lines == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.lines)
+
+    def __repr__(self) -> str:
+        return repr(self.lines)
+
+    def __reduce__(self):
+        return PayloadLines, (self.span,)
+
+
+class LoggedJSON(dict):
+    """A JSON object as an entry logged it (a compile's metrics: 2.5 MB a compile of a 48-layer
+    model, most of it `inductor_provenance`), with where that entry's JSON lies in its log
+    (`span`, its MD5 None) and the envelope's key that holds it: the index keeps that place, and
+    reads the object from the log again when loaded, instead of writing it out."""
+
+    __slots__ = ("span", "key")
+
+    def __init__(self, value: dict, span: PayloadSpan, key: str) -> None:
+        super().__init__(value)
+        self.span = span
+        self.key = key
+
+    def __reduce__(self):
+        return LoggedJSON, (dict(self), self.span, self.key)
+
+
+def read_logged_json(span: PayloadSpan, key: str) -> LoggedJSON | None:
+    """The object under `key` of the envelope JSON at `span` of its log, or None when the file no
+    longer holds it there."""
+
+    try:
+        with open(span.path, "rb") as fh:
+            fh.seek(span.start)
+            raw = fh.read(span.stop - span.start)
+        value = json.loads(decode(raw)[0])[key]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return LoggedJSON(value, span, key) if isinstance(value, dict) else None

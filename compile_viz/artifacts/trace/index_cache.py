@@ -8,7 +8,11 @@ link to the user's log (trace_import) finds the index the import made, and paylo
 wherever the log is opened from.
 
 The JSON names only the classes of trace/model.py (and ParseWarning, StackFrame, PayloadSpan): a
-file that names another, or does not match, is ignored and the log is read again. Stdlib only.
+file that names another, or does not match, is ignored and the log is read again. What a mapped
+log left in its file stays there: a graph payload and a compile's guards (PayloadLines) are kept as
+their byte spans, a big compilation metrics object (LoggedJSON) as the span of its entry's JSON,
+read and parsed again when the index is loaded; so a 535 MB log's index is kilobytes, not the
+93 MB of its guards and metrics. Stdlib only.
 """
 
 from __future__ import annotations
@@ -21,14 +25,15 @@ import os
 import tempfile
 
 from compile_viz.artifacts.model import ParseWarning, StackFrame
-from compile_viz.artifacts.trace.index import PayloadSpan
+from compile_viz.artifacts.trace.index import LoggedJSON, PayloadLines, PayloadSpan, read_logged_json
 from compile_viz.artifacts.trace.model import CompileRecord, Payload, Phase, TraceGraph, TraceLog
 
-SCHEMA = 1
+SCHEMA = 2  # 2: guards and big metrics kept as spans of the log
 KEPT = 64  # indexes kept in the cache folder, the most recent
 CLASSES = {c.__name__: c for c in (TraceLog, CompileRecord, TraceGraph, Payload, PayloadSpan, Phase, StackFrame,
                                    ParseWarning)}
-CLS, TUPLE, RAW = "\0c", "\0t", "\0j"  # tags no key of a logged metrics dict starts with
+# tags no key of a logged metrics dict starts with; DICT: a dict whose values are tagged one by one
+CLS, TUPLE, RAW, DICT = "\0c", "\0t", "\0j", "\0d"
 
 
 def cache_dir() -> str:
@@ -102,6 +107,10 @@ def _encode(x):
         return x
     if t is PayloadSpan:  # read from wherever the log is opened from
         return {CLS: "PayloadSpan", "v": ["", x.start, x.stop, x.md5]}
+    if t is PayloadLines:
+        return {CLS: "PayloadLines", "v": ["", x.span.start, x.span.stop, x.span.md5]}
+    if t is LoggedJSON:
+        return {CLS: "LoggedJSON", "v": ["", x.span.start, x.span.stop, x.key]}
     if t is tuple:
         return {TUPLE: [v if type(v) in _PLAIN else _encode(v) for v in x]}
     names = _FIELDS.get(t)
@@ -111,8 +120,10 @@ def _encode(x):
         return {CLS: t.__name__, "v": [_encode(getattr(x, f.name)) for f in dataclasses.fields(x)]}
     if isinstance(x, tuple):
         return {TUPLE: [_encode(v) for v in x]}
-    if isinstance(x, dict):
-        return {RAW: x}  # compilation metrics, as logged: JSON already
+    if isinstance(x, dict):  # compilation metrics, as logged: JSON already, or where they lie in the log
+        if any(type(v) is LoggedJSON for v in x.values()):
+            return {DICT: [[k, _encode(v) if type(v) is LoggedJSON else {RAW: v}] for k, v in x.items()]}
+        return {RAW: x}
     return x
 
 
@@ -120,9 +131,19 @@ def _decode(d: dict, path: str):
     if CLS in d:
         if d[CLS] == "PayloadSpan":
             return PayloadSpan(path, *d["v"][1:])
+        if d[CLS] == "PayloadLines":
+            return PayloadLines(PayloadSpan(path, *d["v"][1:]))
+        if d[CLS] == "LoggedJSON":
+            _, start, stop, key = d["v"]
+            logged = read_logged_json(PayloadSpan(path, start, stop, None), key)
+            if logged is None:
+                raise ValueError("the log no longer holds the metrics the index points to")
+            return logged
         return CLASSES[d[CLS]](*d["v"])
     if TUPLE in d:
         return tuple(d[TUPLE])
     if RAW in d:
         return d[RAW]
+    if DICT in d:
+        return dict(d[DICT])
     return d

@@ -21,7 +21,9 @@ from compile_viz.artifacts.trace.index import (
     LAZY_PAYLOAD_BYTES,
     RELEASE_BYTES,
     LogBytes,
+    LoggedJSON,
     MappedLog,
+    PayloadLines,
     PayloadSpan,
     payload_bytes,
     release,
@@ -40,6 +42,8 @@ PAYLOAD_END = re.compile(rb"\n(?!\t|\n\t)")
 GLOG_PREFIX_BYTES = re.compile(GLOG_PREFIX.pattern.encode())
 TAB = ord("\t")
 NEWLINE = re.compile(b"\n")
+# payloads a mapped log leaves in its file when big: the graphs', and the guards (read when shown)
+LEFT_IN_FILE = GRAPH_ENTRIES | {"dynamo_cpp_guards_str"}
 REASON_START = re.compile(r"\n(?=\d+/\d+: )")
 SKIM_BYTES = 1 << 20
 SKIMMED = object()  # an envelope's content left unread (skim)
@@ -107,6 +111,7 @@ class _Reader:
         self.entries = 0
         self.orphans = 0
         self.events: list[dict] = []  # chromium events, paired into phases at the end
+        self.json_at = (0, 0)  # where the JSON of the entry being read lies (a mapped log's)
 
     def warn(self, line: int, text: str) -> None:
         self.warnings.append(ParseWarning(self.path, line, text))
@@ -148,7 +153,7 @@ class _Reader:
                 end = PAYLOAD_END.search(buf, p)
                 stop = size if end is None else end.start()
                 name = entry_name(envelope) if isinstance(envelope, dict) else ""
-                if self.source is not None and name in GRAPH_ENTRIES and stop - p > LAZY_PAYLOAD_BYTES:
+                if self.source is not None and name in LEFT_IN_FILE and stop - p > LAZY_PAYLOAD_BYTES:
                     expected = envelope.get("has_payload")
                     payload = PayloadSpan(self.source, p, stop, expected if isinstance(expected, str) else None)
                     lineno += len(NEWLINE.findall(buf, p, stop + 1))  # counted where it lies: no copy
@@ -165,6 +170,7 @@ class _Reader:
             if not isinstance(envelope, dict):
                 self.warn(at, "metadata is not a JSON object; entry skipped")
                 continue
+            self.json_at = (m.end(), eol)
             self.entry(at, envelope, payload)
 
     def decode(self, data: bytes) -> str:
@@ -247,7 +253,10 @@ def _graph(reader: _Reader, b: CompileBuilder, lineno: int, env: dict, payload: 
 
 
 def _cpp_guards(reader: _Reader, b: CompileBuilder, lineno: int, env: dict, payload: str, name: str) -> None:
-    b.guards = tuple(line for line in payload.split("\n") if line.strip())
+    if isinstance(payload, PayloadSpan):  # a mapped log's: read when they are shown
+        b.guards = PayloadLines(payload)
+    else:
+        b.guards = tuple(line for line in payload.split("\n") if line.strip())
 
 
 def _guards_json(reader: _Reader, b: CompileBuilder, lineno: int, env: dict, payload: str, name: str) -> None:
@@ -260,6 +269,9 @@ def _metrics(reader: _Reader, b: CompileBuilder, lineno: int, env: dict, payload
     if not isinstance(metrics, dict):
         raise TypeError("metrics are not an object")
     key = "bwd" if name.startswith("bwd_") else name
+    start, stop = reader.json_at
+    if reader.source is not None and stop - start > LAZY_PAYLOAD_BYTES:  # the index keeps its place in the log
+        metrics = LoggedJSON(metrics, PayloadSpan(reader.source, start, stop, None), name)
     b.metrics[key] = metrics
 
 
