@@ -210,9 +210,10 @@ def test_paused_gc_tenures_what_it_built_and_respects_frozen_objects():
 
 
 def test_constants_shortcuts_match_the_general_rule():
-    """`_constants` skips the split for plain calls (`mul(a, b)`) and the node-first shape
-    (`sum(x, [1], True)`); on every FX node of the corpus it gives what the general rule gives:
-    the top-level arguments that use no other node."""
+    """The FX parser takes a node's constants at once for plain calls (`mul(a, b)`) and the
+    node-first shape (`sum(x, [1], True)`), and leaves the others to `_constants`; on every FX node
+    of the corpus read by the node pattern, either way gives what the general rule gives: the
+    top-level arguments that use no other node."""
     corpus_required()
     from compile_viz.artifacts.text import IDENT, split_top_level
 
@@ -220,11 +221,15 @@ def test_constants_shortcuts_match_the_general_rule():
     for name in ("fx_graph_readable.py", "fx_graph_transformed.py"):
         for path, data in [(p, p.read_bytes()) for p in artifact_files(name)] + [("gpt_small", d) for d in _bundled(name)]:
             graph = fx_graph.parse_fx_graph(data, path=name)
+            lines = data.decode("utf-8", "replace").splitlines()
             for node in graph.nodes + graph.subgraph_nodes:
-                fill = node.__dict__.get("_fill")
-                if fill is None:
+                m = fx_graph.NODE_LINE.match(lines[node.line - 1]) if node.op == "call_function" else None
+                if m is None:
                     continue
-                arg_text, args = fill[1]
+                _, _, _, callee, arg_text, parent, index = m.groups()
+                if callee is None:
+                    arg_text = f"{parent}, {index}"
+                args = node.args
                 general = tuple(p for p in split_top_level(arg_text) if not set(args) & set(IDENT.findall(p)))
                 assert node.constants == general, (path, node.name)
                 checked += 1

@@ -5,7 +5,7 @@ for sub-graphs), a `def forward(self, <inputs>)`, one statement per node, `# Fil
 carrying the user's source line. We read them line by line; nothing is imported or executed.
 The usual node statement (`name: "ann" = callee(args);  x = None`, or `= parent[i]`) is read
 with one pattern, `NODE_LINE`; every other line goes through `_State.feed`. A node's constant
-arguments are split out on first access.
+arguments are taken at once where a comparison tells them (most nodes), else split out on first access.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ class _State:
             dtype, shape, stride = _annotation(ann) if ann else (None, None, None)
             args = tuple(dict.fromkeys([i for i in findall(arg_text) if i in known]))
             node = new(FxNode)  # deferred(FxNode, ...) without the call
-            set_dict(node, "__dict__", {
+            values = {
                 "name": name,
                 "op": "call_function",
                 "target": target,
@@ -107,8 +107,16 @@ class _State:
                 "source": self.source,
                 "line": lineno,
                 "subgraph": graph,
-                "_fill": (_constants, (arg_text, args)),
-            })
+            }
+            # the constants now where a comparison tells them (two nodes in three: `mul(a, b)`, or
+            # `sum(a, [1], True)` whose tail recurs), else on first access (_constants)
+            if arg_text == ", ".join(args):
+                values["constants"] = ()
+            elif len(args) == 1 and arg_text.startswith(args[0] + ", ") and args[0] not in (rest := arg_text[len(args[0]) + 2:]):
+                values["constants"] = _split_constants(rest)
+            else:
+                values["_fill"] = (_constants, (arg_text, args))
+            set_dict(node, "__dict__", values)
             into.append(node)
             known[name] = None
 
@@ -271,17 +279,14 @@ def _annotation(ann: str) -> tuple[str | None, tuple[str, ...] | None, tuple[str
 
 
 def _constants(field: str, arg_text: str, args: tuple[str, ...]) -> dict:
-    """A node's arguments that use no other node, as text (filled on first access).
+    """A node's arguments that use no other node, as text (filled on first access; `_State.run`
+    takes the usual shapes at once: only other nodes, each once, as `mul(a, b)`: nothing; the
+    node first, then only constants, as `sum(x, [1], True)`: the first comma is at the top level,
+    so the rest splits as the whole would).
 
     The same as testing each argument against the names known at the node's line: the only
     known names in its text are `args`.
     """
-    if arg_text == ", ".join(args):  # only other nodes, each once (`mul(a, b)`): nothing else
-        return {"constants": ()}
-    if len(args) == 1 and arg_text.startswith(args[0] + ", ") and args[0] not in (rest := arg_text[len(args[0]) + 2 :]):
-        # `sum(x, [1], True)`: the node first, then only constants (the first comma is at the
-        # top level, so the rest splits as the whole would)
-        return {"constants": _split_constants(rest)}
     used = set(args)
     findall = REF.findall
     return {"constants": tuple([
