@@ -77,6 +77,31 @@ def test_mapped_log_reads_as_the_whole_text(lazy, tmp_path):
     assert lazy_payloads > 50 and stacked >= 2
 
 
+def test_a_log_walked_in_two_processes_reads_as_walked_in_one(lazy, monkeypatch, tmp_path):
+    """A big log is cut where a frame's compile starts after its middle and its second part read by
+    a fork (read.SPLIT_BYTES, here 0): the same compiles, lines, warnings and stacks, whether the
+    parts are merged or the second is read again (a compile id read on both sides)."""
+    monkeypatch.setattr(read, "SPLIT_BYTES", 0)
+    merged = 0
+    real_merge = read._Reader.merge
+
+    def counted(self, other, before):
+        nonlocal merged
+        took = real_merge(self, other, before)
+        merged += took
+        return took
+
+    monkeypatch.setattr(read._Reader, "merge", counted)
+    split = 0
+    for path in _logs(tmp_path):
+        one = read.parse_trace(map_log(str(path)), path=path.name)
+        mapped = map_log(str(path))
+        split += read._cut(mapped) is not None
+        two = read.parse_trace(mapped, path=path.name, processes=2)
+        assert two == one, path.name
+    assert split >= 4 and 1 <= merged < split  # both ways taken
+
+
 def test_index_is_kept_and_found_again_under_another_name(lazy, tmp_path):
     path = _logs(tmp_path)[-1]  # rank 1 of the DDP job
     first = discover.parse_logs([(path.name, map_log(str(path)))])[0]

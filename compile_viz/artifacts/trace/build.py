@@ -4,6 +4,7 @@ events into phases; read.py reads the lines and calls these."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from compile_viz.artifacts.trace.index import PayloadSpan
 from compile_viz.artifacts.trace.model import CompileRecord, Payload, Phase, StackFrame, TraceGraph
@@ -76,6 +77,18 @@ class CompileBuilder:
 
     def has_data(self) -> bool:
         return bool(self.stack or self.slots or self.metrics or self.guards)
+
+    def has_more_than_names(self) -> bool:
+        """Whether any entry of it was read for more than its name (and cache outcome)."""
+        return bool(self.stack or self.guards or self.metrics or self.recompile_reasons or self.graph_break_reasons
+                    or self.errors or self.aot or self.slots)
+
+    def renumber(self, before: int) -> None:
+        """Move its line numbers on by `before` (it was read from a later part of its log)."""
+        self.first_line += before
+        self.artifacts = [(name, line + before) for name, line in self.artifacts]
+        self.aot = {k: replace(p, line=p.line + before) for k, p in self.aot.items()}
+        self.slots = [{k: replace(p, line=p.line + before) for k, p in slot.items()} for slot in self.slots]
 
     def add_graph_payload(self, name: str, payload: str | PayloadSpan, lineno: int) -> None:
         p = Payload(name, None, lineno, payload) if isinstance(payload, PayloadSpan) else Payload(name, payload, lineno)

@@ -149,7 +149,8 @@ def parse_logs(logs: list[tuple[str, LogBytes]]) -> list:
     """The TraceLog of each (name, data) of `trace_logs`, in order. A mapped (big) log is read from
     its cached index when one matches it (trace/index_cache.py), else read in a forked copy of this
     process, one a CPU, where that is safe, and its index kept (_parse_one); either way it is
-    unmapped, and its graph payloads are read from its file when asked for."""
+    unmapped, and its graph payloads are read from its file when asked for. A log alone, or one of
+    fewer than the CPUs, is walked by the CPUs left to it (read.parse_trace's `processes`)."""
     from compile_viz.artifacts.forking import cpus, map_forked
     from compile_viz.artifacts.trace import index_cache
     from compile_viz.artifacts.trace.index import MappedLog
@@ -160,17 +161,18 @@ def parse_logs(logs: list[tuple[str, LogBytes]]) -> list:
             done[i] = cached
             data.close()
     todo = [i for i, (_, data) in enumerate(logs) if isinstance(data, MappedLog) and i not in done]
-    done.update(zip(todo, map_forked(_parse_one, [logs[i] for i in todo], cpus()), strict=True))
-    return [done[i] if i in done else _parse_one(log) for i, log in enumerate(logs)]
+    each = max(1, cpus() // max(len(todo), 1))  # the CPUs left to a log's own walk (read.SPLIT_BYTES)
+    done.update(zip(todo, map_forked(_parse_one, [(*logs[i], each) for i in todo], cpus()), strict=True))
+    return [done[i] if i in done else _parse_one((*log, 1)) for i, log in enumerate(logs)]
 
 
-def _parse_one(log: tuple[str, LogBytes]):
+def _parse_one(log: tuple[str, LogBytes, int]):
     from compile_viz.artifacts.trace.aot import with_aot_payloads
     from compile_viz.artifacts.trace.index import MappedLog
     from compile_viz.artifacts.trace.read import parse_trace
 
-    name, data = log
-    parsed = with_aot_payloads(parse_trace(data, path=name), data)
+    name, data, processes = log
+    parsed = with_aot_payloads(parse_trace(data, path=name, processes=processes), data)
     if isinstance(data, MappedLog):  # a big log: unmapped, its index kept for the next time
         data.close()
         from compile_viz.artifacts.trace import index_cache

@@ -10,9 +10,11 @@ only listed. A line we cannot read becomes a warning with its line number, and r
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
+from dataclasses import replace
 
 from compile_viz.artifacts.model import ParseWarning
 from compile_viz.artifacts.text import GLOG_PREFIX, decode
@@ -46,7 +48,18 @@ NEWLINE = re.compile(b"\n")
 LEFT_IN_FILE = GRAPH_ENTRIES | {"dynamo_cpp_guards_str"}
 REASON_START = re.compile(r"\n(?=\d+/\d+: )")
 SKIM_BYTES = 1 << 20
-SKIMMED = object()  # an envelope's content left unread (skim)
+SPLIT_BYTES = 64 << 20  # a mapped log bigger than this may be walked in two parts side by side
+DYNAMO_START = b'{"dynamo_start": '  # where the second part starts: a frame's compile, after the middle
+
+
+class _Skimmed:
+    """An envelope's content left unread (skim); pickled as this module's one SKIMMED."""
+
+    def __reduce__(self):
+        return "SKIMMED"
+
+
+SKIMMED = _Skimmed()
 READ_WHOLE = frozenset({"dynamo_start", "compilation_metrics", "exported_program", "artifact", "str"})
 FIRST_KEY = re.compile(rb'\{"(\w+)"')
 ID_FIELD = re.compile(rb'"(frame_id|frame_compile_id|attempt|compiled_autograd_id|has_payload|rank)": '
@@ -60,16 +73,17 @@ def rank_of(path: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def parse_trace(data: LogBytes | str, *, path: str, rank: int | None = None) -> TraceLog:
+def parse_trace(data: LogBytes | str, *, path: str, rank: int | None = None, processes: int = 1) -> TraceLog:
     """Return every compile id of a TORCH_TRACE log; never raises on content. A mapped log
-    (index.MappedLog) leaves its big graph payloads in its file, to be read when asked for."""
+    (index.MappedLog) leaves its big graph payloads in its file, to be read when asked for; one of
+    more than SPLIT_BYTES is walked by `processes` (2 at most) processes, a part each."""
     source = data.path if isinstance(data, MappedLog) else None
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
     reader = _Reader(path, rank if rank is not None else rank_of(path), source)
     if data.find(b"\r") >= 0:  # logs copied through Windows tools; tlparse reads them too
         data, reader.source = bytes(data).replace(b"\r\n", b"\n"), None  # offsets moved: nothing left in the file
-    reader.run(data)
+    reader.run(data, processes)
     release(data, len(data))
     return reader.finish()
 
@@ -112,16 +126,42 @@ class _Reader:
         self.orphans = 0
         self.events: list[dict] = []  # chromium events, paired into phases at the end
         self.json_at = (0, 0)  # where the JSON of the entry being read lies (a mapped log's)
+        self.missed: set[int] = set()  # files a stack named that this reader's `str` entries had not interned
 
     def warn(self, line: int, text: str) -> None:
         self.warnings.append(ParseWarning(self.path, line, text))
 
-    def run(self, buf) -> None:
-        """Read every entry of `buf` (bytes, or a mapped log). Payload lines are found with one
-        regex over the buffer, not one by one: they are 98% of a log's lines."""
-        p, lineno, size, released = 0, 1, len(buf), 0  # p: start of the line numbered `lineno`
+    def run(self, buf, processes: int = 1) -> None:
+        """Read every entry of `buf` (bytes, or a mapped log). A mapped log of more than
+        SPLIT_BYTES is cut in two where a frame's compile starts after its middle, and the second
+        part read by a forked copy of this process while this one reads the first; what the second
+        part held is then taken in (`merge`), or, where it depended on the first (a compile id on
+        both sides, a file name interned before the cut), read again here."""
+        cut = _cut(buf) if processes > 1 and self.source is not None and len(buf) > SPLIT_BYTES else None
+        if cut is None:
+            self.walk(buf, 0, len(buf), 1)
+            return
+        from compile_viz.artifacts.forking import map_forked
+
+        lines, (_, second) = map_forked(functools.partial(self.part, buf), [(0, cut), (cut, len(buf))], 2)
+        if not self.merge(second, lines - 1):
+            self.walk(buf, cut, len(buf), lines)
+
+    def part(self, buf, span: tuple[int, int]):
+        """The first part read by this reader (the number of the line after it), or the second by
+        a reader of its own, its lines numbered from 1 ((that number, the reader))."""
+        if span[0] == 0:
+            return self.walk(buf, *span, 1)
+        other = _Reader(self.path, self.rank, self.source)
+        return other.walk(buf, *span, 1), other
+
+    def walk(self, buf, p: int, stop_at: int, lineno: int) -> int:
+        """Read the entries of buf[p:stop_at] (whole entries), the first on line `lineno`; return
+        the number of the line after them. Payload lines are found with one regex over the
+        buffer, not one by one: they are 98% of a log's lines."""
+        size, released = len(buf), p  # p: start of the line numbered `lineno`
         match = GLOG_PREFIX_BYTES.match
-        while p < size:
+        while p < stop_at:
             if p - released > RELEASE_BYTES:
                 release(buf, p)
                 released = p
@@ -172,6 +212,39 @@ class _Reader:
                 continue
             self.json_at = (m.end(), eol)
             self.entry(at, envelope, payload)
+        return lineno
+
+    def merge(self, other: _Reader, before: int) -> bool:
+        """Take in the reader of the log's next part, whose lines are numbered from 1 (`before`:
+        the lines ahead of it), as if this reader had read on; False, taking nothing, where a
+        compile id was read for more than its entries' names on both sides. A file its stacks named
+        before its own `str` entries did is named from this reader's."""
+        both = [key for key in other.compiles if key in self.compiles]
+        if any(self.compiles[key].has_more_than_names() and other.compiles[key].has_more_than_names() for key in both):
+            return False
+        named = {f"<string {n}>": self.strings[n] for n in other.missed if n in self.strings}
+        self.warnings.extend(replace(w, line=w.line + before) for w in other.warnings)
+        self.strings.update(other.strings)
+        for key, b in other.compiles.items():
+            b.renumber(before)
+            if named and b.stack:
+                b.stack = tuple(replace(f, file=named[f.file]) if f.file in named else f for f in b.stack)
+            mine = self.compiles.get(key)
+            if mine is None:
+                self.compiles[key] = b
+                continue
+            if mine.has_more_than_names() or not b.has_more_than_names():  # b: names (and cache outcomes) only
+                mine.artifacts.extend(b.artifacts)
+                mine.cache.extend(b.cache)
+            else:  # mine: names only, read before the compile's data
+                b.first_line = mine.first_line
+                b.artifacts[:0], b.cache[:0] = mine.artifacts, mine.cache
+                self.compiles[key] = b
+        self.entries += other.entries
+        self.orphans += other.orphans
+        self.events.extend(other.events)
+        self.replaced = self.replaced or other.replaced
+        return True
 
     def decode(self, data: bytes) -> str:
         text, replaced = decode(data)
@@ -218,6 +291,8 @@ class _Reader:
         out = []
         for f in stack or ():
             fn = f.get("filename")
+            if isinstance(fn, int) and fn not in self.strings:
+                self.missed.add(fn)
             file = self.strings.get(fn, f"<string {fn}>") if isinstance(fn, int) else str(fn)
             out.append(StackFrame(file, int(f.get("line") or 0), str(f.get("name", "")), str(f.get("loc") or "")))
         return tuple(out)
@@ -234,6 +309,18 @@ class _Reader:
             for key, b in self.compiles.items() if key or b.has_data()
         )
         return TraceLog(self.path, self.rank, compiles, self.entries, tuple(self.warnings))
+
+
+def _cut(buf) -> int | None:
+    """Where the second part of a big log starts: the line of the first `dynamo_start` entry after
+    its middle (None: none)."""
+    at = len(buf) // 2
+    while (at := buf.find(DYNAMO_START, at)) >= 0:
+        start = buf.rfind(b"\n", 0, at) + 1
+        if GLOG_PREFIX_BYTES.fullmatch(buf, start, at):  # an entry's line, not a payload's text
+            return start
+        at += len(DYNAMO_START)
+    return None
 
 
 # --------------------------------------------------------------------------- handlers
