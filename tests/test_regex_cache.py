@@ -71,3 +71,16 @@ def test_parse_json_is_the_same_with_kept_patterns(tmp_path):
     assert len(kept) == 1 and kept[0].startswith("regex-")
     again = subprocess.run(cmd, capture_output=True, env=env, cwd=ROOT, check=True).stdout
     assert first == again
+
+
+def test_each_command_keeps_its_own_patterns(fresh):
+    """A command's process loads the patterns that command compiled before, not every command's."""
+    assert regex_cache.scope_of(["parse", "--json", "x"]) == "parse"
+    assert regex_cache.scope_of(["capture-all"]) == "capture-all"
+    for argv in ([], ["--help"], ["../x"], ["a/b"], ["é"]):
+        assert regex_cache.scope_of(argv) == "all"
+    try:
+        regex_cache.load("parse")
+        assert regex_cache._path().endswith("-parse.marshal")
+    finally:
+        regex_cache.load("all")

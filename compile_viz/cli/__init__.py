@@ -6,16 +6,18 @@ serve | push | token | project."""
 
 from __future__ import annotations
 
-# first, before argparse and the parsers compile their patterns: the ones kept by an earlier run
-from compile_viz.cli import regex_cache
+import sys
 
-regex_cache.load()
+# first, before argparse and the parsers compile their patterns: the ones kept by an earlier run
+# of the same command
+from compile_viz.cli import regex_cache  # noqa: I001
+
+regex_cache.load(regex_cache.scope_of(sys.argv[1:]))
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
 import importlib  # noqa: E402
 import os  # noqa: E402
-import sys  # noqa: E402
 
 # Which module registers each command, in the order `--help` lists them: one module per command
 # (capture and capture-all share one). Only the module of the command being run is imported

@@ -5,7 +5,9 @@ scheduler IR's whole-node pattern among them): ~100M instructions, 40% of a smal
 and more than every other import together. `re` compiles a pattern in Python (re._parser,
 re._compiler) into a list of codes for its C matcher (_sre), and keeps the Pattern in its own
 cache (re._cache) for the life of the process. Here the codes are kept in the user's cache folder
-($XDG_CACHE_HOME or ~/.cache, then compile_viz/), one file per Python build and _sre version;
+($XDG_CACHE_HOME or ~/.cache, then compile_viz/), one file per Python build and _sre version, and
+per command (`parse` loads its ~110 patterns, not the ~360 that every command together compiles:
+1 ms of every start);
 `load()` makes each Pattern from its codes with _sre.compile (microseconds) and puts it in
 re._cache under the key `re.compile` looks up, so the modules' own `re.compile(...)` lines find it
 there, unchanged. `save()` adds what this process compiled that the file lacked, each checked
@@ -29,6 +31,7 @@ except ImportError:  # another Python: nothing is kept
 MAX_KEPT = 1024  # patterns in the file at most (re keeps 512 in a process)
 _loaded: set = set()  # re._cache keys put there by load()
 _programs: dict = {}  # (pattern, flags) -> what _sre.compile takes after the pattern
+_scope = "all"  # whose patterns: a command's (load's `scope`)
 
 
 def _path() -> str | None:
@@ -36,11 +39,20 @@ def _path() -> str | None:
         return None
     root = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
     build = f"{sys.implementation.cache_tag}-{'.'.join(map(str, sys.version_info[:3]))}-{_sre.MAGIC}-{_sre.CODESIZE}"
-    return os.path.join(root, "compile_viz", f"regex-{build}.marshal")
+    return os.path.join(root, "compile_viz", f"regex-{build}-{_scope}.marshal")
 
 
-def load() -> None:
-    """Put the kept patterns in re._cache (before the modules that compile them are imported)."""
+def scope_of(argv: list[str]) -> str:
+    """The patterns a command line needs: its command's (the first argument, when it is a word)."""
+    word = argv[0] if argv else ""
+    return word if word.replace("-", "").isalpha() and word.isascii() and len(word) < 32 else "all"
+
+
+def load(scope: str = "all") -> None:
+    """Put the kept patterns of `scope` in re._cache (before the modules that compile them are
+    imported); `save` then keeps the ones this process adds to the same scope."""
+    global _scope
+    _scope = scope
     path = _path()
     cache = getattr(re, "_cache", None)
     if path is None or not isinstance(cache, dict):
