@@ -45,7 +45,7 @@ def _path() -> str | None:
 def scope_of(argv: list[str]) -> str:
     """The patterns a command line needs: its command's (the first argument, when it is a word)."""
     word = argv[0] if argv else ""
-    return word if word.replace("-", "").isalpha() and word.isascii() and len(word) < 32 else "all"
+    return word if word[:1].isalpha() and word.replace("-", "").isalpha() and word.isascii() and len(word) < 32 else "all"
 
 
 def load(scope: str = "all") -> None:
