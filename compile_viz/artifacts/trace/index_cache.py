@@ -28,12 +28,13 @@ from compile_viz.artifacts.model import ParseWarning, StackFrame
 from compile_viz.artifacts.trace.index import LoggedJSON, PayloadLines, PayloadSpan, read_logged_json
 from compile_viz.artifacts.trace.model import CompileRecord, Payload, Phase, TraceGraph, TraceLog
 
-SCHEMA = 2  # 2: guards and big metrics kept as spans of the log
+SCHEMA = 3  # 2: guards and big metrics kept as spans of the log; 3: TUPLES
 KEPT = 64  # indexes kept in the cache folder, the most recent
 CLASSES = {c.__name__: c for c in (TraceLog, CompileRecord, TraceGraph, Payload, PayloadSpan, Phase, StackFrame,
                                    ParseWarning)}
-# tags no key of a logged metrics dict starts with; DICT: a dict whose values are tagged one by one
-CLS, TUPLE, RAW, DICT = "\0c", "\0t", "\0j", "\0d"
+# tags no key of a logged metrics dict starts with; DICT: a dict whose values are tagged one by one;
+# TUPLES: a tuple of tuples of plain values (a compile's entries: (name, line), 2,000 a compile)
+CLS, TUPLE, RAW, DICT, TUPLES = "\0c", "\0t", "\0j", "\0d", "\0T"
 
 
 def cache_dir() -> str:
@@ -112,6 +113,8 @@ def _encode(x):
     if t is LoggedJSON:
         return {CLS: "LoggedJSON", "v": ["", x.span.start, x.span.stop, x.key]}
     if t is tuple:
+        if x and all(type(v) is tuple and all(type(e) in _PLAIN for e in v) for v in x):
+            return {TUPLES: x}  # the C encoder writes each inner tuple as a list
         return {TUPLE: [v if type(v) in _PLAIN else _encode(v) for v in x]}
     names = _FIELDS.get(t)
     if names is not None:
@@ -142,6 +145,8 @@ def _decode(d: dict, path: str):
         return CLASSES[d[CLS]](*d["v"])
     if TUPLE in d:
         return tuple(d[TUPLE])
+    if TUPLES in d:
+        return tuple(map(tuple, d[TUPLES]))
     if RAW in d:
         return d[RAW]
     if DICT in d:
