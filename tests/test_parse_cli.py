@@ -147,3 +147,33 @@ def test_json_is_the_same_whatever_the_hash_seed():
                            text=True, timeout=120, env={**os.environ, "PYTHONHASHSEED": seed}).stdout
             for seed in ("1", "2", "3")}
     assert len(outs) == 1 and '"evidence":"provenance"' in outs.pop()
+
+
+def test_launch_links_written_by_hand_are_the_encoders_text():
+    """parse_json writes a graph's launch links by hand: the same text the encoder gives for the
+    dicts it used to build, alternatives included."""
+    from dataclasses import replace
+
+    from compile_viz.artifacts import parse_path
+    from compile_viz.cli.parse_json import _ENCODE, _launch_links_text
+    from compile_viz.linking import build_index
+    from tests.conftest import SAMPLE_RUNS
+
+    def encoded(launches):
+        return _ENCODE([{
+            "index": la.index, "kernel": la.kernel, "is_extern": la.is_extern, "kind": la.kind,
+            "post_grad_nodes": list(la.post_grad_nodes), "fx_nodes": list(la.fx_nodes),
+            "scheduler_nodes": list(la.scheduler_nodes), "fusion_group": la.fusion_group, "buffers": list(la.buffers),
+            "source_lines": [list(x) for x in la.source_lines], "evidence": la.evidence,
+            "basis": {"nodes": la.basis.nodes, "source_lines": la.basis.source_lines},
+            **({"alternatives": [list(a) for a in la.alternatives]} if la.alternatives else {}),
+        } for la in launches])
+
+    checked = 0
+    for name in ("gpt_small", "transformer_layer"):
+        for g in parse_path(str(SAMPLE_RUNS / f"{name}.zip")).graphs:
+            launches = list(build_index(g).launches)
+            launches[0] = replace(launches[0], alternatives=(("a\u00e9", "b"), ("c",)))
+            assert _launch_links_text(launches, None) == encoded(launches)
+            checked += len(launches)
+    assert checked > 500

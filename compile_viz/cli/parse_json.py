@@ -236,26 +236,7 @@ def _links_parts(index: GraphIndex, parts: list[str], times=None) -> None:
                 text = values[value] = f'{{"launches":[{",".join(map(str, launches))}],"no_kernel_reason":{_opt(reason or None)}}}'
             entries.append(f'{"," if entries else ""}{_str(name)}:{text}')
     s = index.summary
-    head = _ENCODE({"launches": [
-        {
-            "index": la.index,
-            "kernel": la.kernel,
-            "is_extern": la.is_extern,
-            "kind": la.kind,
-            "post_grad_nodes": list(la.post_grad_nodes),
-            "fx_nodes": list(la.fx_nodes),
-            "scheduler_nodes": list(la.scheduler_nodes),
-            "fusion_group": la.fusion_group,
-            "buffers": list(la.buffers),
-            "source_lines": [list(x) for x in la.source_lines],
-            "evidence": la.evidence,
-            "basis": {"nodes": la.basis.nodes, "source_lines": la.basis.source_lines},
-            # an uncertain inference: the other placements as good, graph order chose between
-            **({"alternatives": [list(a) for a in la.alternatives]} if la.alternatives else {}),
-            **({} if times is None else {"profile": _launch_time(times, la.index)}),
-        }
-        for la in index.launches
-    ]})
+    head = _launch_links_text(index.launches, times)
     tail = _ENCODE({
         "fusion_groups": [
             {"name": g.name, "kind": g.kind, "members": list(g.members), "buffers": list(g.buffers),
@@ -268,7 +249,48 @@ def _links_parts(index: GraphIndex, parts: list[str], times=None) -> None:
         },
         "warnings": list(index.warnings),
     })
-    parts += [head[:-1], ',"fx_nodes":{', *maps[AOT], '},"post_grad_nodes":{', *maps[POST_GRAD], "},", tail[1:]]
+    parts += ['{"launches":', head, ',"fx_nodes":{', *maps[AOT], '},"post_grad_nodes":{', *maps[POST_GRAD], "},", tail[1:]]
+
+
+def _launch_links_text(launches, times) -> str:
+    """The JSON list of a graph's LaunchLinks, each {"index", "kernel", "is_extern", "kind",
+    "post_grad_nodes", "fx_nodes", "scheduler_nodes", "fusion_group", "buffers", "source_lines",
+    "evidence", "basis"[, "alternatives"][, "profile"]}, written by hand as the node lists are (the
+    encoder took ~10 us a launch, most of it a dict and lists made for it, and the same source
+    file's path escaped again in every launch); tests/test_parse_cli.py checks it against the encoder."""
+    lines: dict = {}  # (file, line) -> its JSON: a layer's launches share their lines' files
+    out = []
+    for la in launches:
+        source = []
+        for x in la.source_lines:
+            if (text := lines.get(x)) is None:
+                text = lines[x] = _ENCODE(list(x))
+            source.append(text)
+        basis = la.basis
+        out.append(
+            f'{{"index":{_value(la.index)},"kernel":{_value(la.kernel)},"is_extern":{_value(la.is_extern)},'
+            f'"kind":{_value(la.kind)},"post_grad_nodes":{_strs(la.post_grad_nodes)},"fx_nodes":{_strs(la.fx_nodes)},'
+            f'"scheduler_nodes":{_strs(la.scheduler_nodes)},"fusion_group":{_value(la.fusion_group)},'
+            f'"buffers":{_strs(la.buffers)},"source_lines":[{",".join(source)}],"evidence":{_value(la.evidence)},'
+            f'"basis":{{"nodes":{_value(basis.nodes)},"source_lines":{_value(basis.source_lines)}}}'
+            # an uncertain inference: the other placements as good, graph order chose between
+            + (f',"alternatives":{_ENCODE([list(a) for a in la.alternatives])}' if la.alternatives else "")
+            + ("" if times is None else f',"profile":{_ENCODE(_launch_time(times, la.index))}')
+            + "}"
+        )
+    return "[" + ",".join(out) + "]"
+
+
+def _value(v) -> str:
+    """What the encoder writes for `v`: a str, an int, a bool or None by hand, anything else by it."""
+    t = type(v)
+    if t is str:
+        return _str(v)
+    if t is int:
+        return int.__repr__(v)
+    if t is bool:
+        return "true" if v else "false"
+    return "null" if v is None else _ENCODE(v)
 
 
 def _launch_time(times, index: int) -> dict:
