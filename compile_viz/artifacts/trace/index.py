@@ -233,17 +233,8 @@ class LoggedJSON(dict):
         self.span = span
         self.key = key
 
-    def __reduce__(self):  # read from the log again: a fraction of the time its pickle takes to load
-        return _logged_again, (self.span, self.key)
-
-
-def _logged_again(span: PayloadSpan, key: str) -> LoggedJSON:
-    found = read_logged_json(span, key)
-    if found is None:
-        import pickle
-
-        raise pickle.UnpicklingError(f"{span.path} no longer holds the JSON at {span.start}")
-    return found
+    def __reduce__(self):
+        return LoggedJSON, (dict(self), self.span, self.key)
 
 
 def read_logged_json(span: PayloadSpan, key: str) -> LoggedJSON | None:
