@@ -152,14 +152,16 @@ def parse_logs(logs: list[tuple[str, LogBytes]]) -> list:
     unmapped, and its graph payloads are read from its file when asked for. A log alone, or one of
     fewer than the CPUs, is walked by the CPUs left to it (read.parse_trace's `processes`)."""
     from compile_viz.artifacts.forking import cpus, map_forked
-    from compile_viz.artifacts.trace import index_cache
     from compile_viz.artifacts.trace.index import MappedLog
 
     done: dict[int, object] = {}
-    for i, (name, data) in enumerate(logs):
-        if isinstance(data, MappedLog) and (cached := index_cache.load(data.path, name)) is not None:
-            done[i] = cached
-            data.close()
+    if any(isinstance(data, MappedLog) for _, data in logs):  # index_cache (tempfile...): ~2 ms to import
+        from compile_viz.artifacts.trace import index_cache
+
+        for i, (name, data) in enumerate(logs):
+            if isinstance(data, MappedLog) and (cached := index_cache.load(data.path, name)) is not None:
+                done[i] = cached
+                data.close()
     todo = [i for i, (_, data) in enumerate(logs) if isinstance(data, MappedLog) and i not in done]
     each = max(1, cpus() // max(len(todo), 1))  # the CPUs left to a log's own walk (read.SPLIT_BYTES)
     done.update(zip(todo, map_forked(_parse_one, [(*logs[i], each) for i in todo], cpus()), strict=True))
