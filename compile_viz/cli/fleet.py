@@ -44,17 +44,26 @@ def _n(value, digits: int = 0) -> str:
     return "-" if value is None else f"{value:.{digits}f}" if isinstance(value, float) else str(value)
 
 
+MODEL_WIDTH = 40
+
+
+def _tail(text: str, width: int) -> str:
+    """The end of `text` in `width` characters: a model's name (file:SPEC) is told apart by its end."""
+    return text if len(text) <= width else "…" + text[-(width - 1):]
+
+
 def print_report(doc: dict) -> None:
     cells = doc["cells"]
     done = sum(c["status"] == "complete" for c in cells)
     print(f"sweep {doc['sweep']} ({doc['engine']}): {done} of {len(cells)} cells complete")
-    print(f"{'status':<9} {'model':<28} {'setting':<14} {'compile s':>9} {'graphs':>6} {'breaks':>6} "
+    width = min(max([5] + [len(c["model"]) for c in cells]), MODEL_WIDTH)
+    print(f"{'status':<9} {'model':<{width}} {'setting':<14} {'compile s':>9} {'graphs':>6} {'breaks':>6} "
           f"{'recomp':>6} {'kernels':>7} {'launch':>6} {'speedup':>7}  run / reason")
     for c in cells:
         tail = c["run"] or ""
         if c["status"] != "complete":
             tail = f"{tail}  {c['reason']}".strip()
-        print(f"{c['status']:<9} {c['model'][:28]:<28} {c['setting'][:14]:<14} {_n(c['compile_s'], 1):>9} "
+        print(f"{c['status']:<9} {_tail(c['model'], width):<{width}} {c['setting'][:14]:<14} {_n(c['compile_s'], 1):>9} "
               f"{_n(c['graphs']):>6} {_n(c['graph_breaks']):>6} {_n(c['recompiles']):>6} {_n(c['kernels']):>7} "
               f"{_n(c['launches']):>6} {_n(c['speedup'], 2):>7}  {tail}")
 
