@@ -100,6 +100,10 @@ def test_a_log_walked_in_two_processes_reads_as_walked_in_one(lazy, monkeypatch,
         two = read.parse_trace(mapped, path=path.name, processes=2)
         assert two == one, path.name
     assert split >= 4 and 1 <= merged < split  # both ways taken
+    crlf = tmp_path / "crlf.log"  # a part with a carriage return: the log is read whole, line ends made plain
+    crlf.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    two = read.parse_trace(map_log(str(crlf)), path="crlf.log", processes=2)
+    assert two == read.parse_trace(crlf.read_bytes(), path="crlf.log") and two.compiles
 
 
 def test_index_is_kept_and_found_again_under_another_name(lazy, tmp_path):

@@ -81,10 +81,14 @@ def parse_trace(data: LogBytes | str, *, path: str, rank: int | None = None, pro
     source = data.path if isinstance(data, MappedLog) else None
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
-    reader = _Reader(path, rank if rank is not None else rank_of(path), source)
-    if data.find(b"\r") >= 0:  # logs copied through Windows tools; tlparse reads them too
-        data, reader.source = bytes(data).replace(b"\r\n", b"\n"), None  # offsets moved: nothing left in the file
-    reader.run(data, processes)
+    rank = rank if rank is not None else rank_of(path)
+    reader = _Reader(path, rank, source)
+    cut = _cut(data) if processes > 1 and source is not None and len(data) > SPLIT_BYTES else None
+    if cut is None or not reader.run_parts(data, cut):
+        reader = _Reader(path, rank, source) if cut is not None else reader
+        if data.find(b"\r") >= 0:  # logs copied through Windows tools; tlparse reads them too
+            data, reader.source = bytes(data).replace(b"\r\n", b"\n"), None  # offsets moved: nothing left in the file
+        reader.walk(data, 0, len(data), 1)
     release(data, len(data))
     return reader.finish()
 
@@ -132,25 +136,28 @@ class _Reader:
     def warn(self, line: int, text: str) -> None:
         self.warnings.append(ParseWarning(self.path, line, text))
 
-    def run(self, buf, processes: int = 1) -> None:
-        """Read every entry of `buf` (bytes, or a mapped log). A mapped log of more than
-        SPLIT_BYTES is cut in two where a frame's compile starts after its middle, and the second
-        part read by a forked copy of this process while this one reads the first; what the second
-        part held is then taken in (`merge`), or, where it depended on the first (a compile id on
-        both sides, a file name interned before the cut), read again here."""
-        cut = _cut(buf) if processes > 1 and self.source is not None and len(buf) > SPLIT_BYTES else None
-        if cut is None:
-            self.walk(buf, 0, len(buf), 1)
-            return
+    def run_parts(self, buf, cut: int) -> bool:
+        """Read a big mapped log cut in two at `cut` (where a frame's compile starts, near its
+        middle): the second part by a forked copy of this process while this one reads the first.
+        What the second part held is then taken in (`merge`), or, where it depended on the first
+        (a compile read for more than entry names on both sides), read again here. False, having
+        read nothing that counts, where a part holds a carriage return (the log is read whole
+        then, its line ends made plain)."""
         from compile_viz.artifacts.forking import map_forked
 
-        lines, (_, second) = map_forked(functools.partial(self.part, buf), [(0, cut), (cut, len(buf))], 2)
-        if not self.merge(second, lines - 1):
-            self.walk(buf, cut, len(buf), lines)
+        first, second = map_forked(functools.partial(self.part, buf), [(0, cut), (cut, len(buf))], 2)
+        if first is None or second is None:
+            return False
+        if not self.merge(second[1], first - 1):
+            self.walk(buf, cut, len(buf), first)
+        return True
 
     def part(self, buf, span: tuple[int, int]):
         """The first part read by this reader (the number of the line after it), or the second by
-        a reader of its own, its lines numbered from 1 ((that number, the reader))."""
+        a reader of its own, its lines numbered from 1 ((that number, the reader)); None for a part
+        that holds a carriage return."""
+        if buf.find(b"\r", *span) >= 0:
+            return None
         if span[0] == 0:
             return self.walk(buf, *span, 1)
         other = _Reader(self.path, self.rank, self.source)
