@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import hashlib
+import mmap
 import os
 import shutil
 import tempfile
@@ -320,9 +321,20 @@ def code_facts(run_dir: Path) -> tuple[str | None, str | None]:
     if not dev:
         for path in sorted((run_dir / "trace").glob("*")):
             if path.is_file():
-                with open(path, "rb") as fh:  # a big log's first graphs say it
-                    devices.tally(fh.read(LAZY_FILE_BYTES), dev, dt)
+                _tally_head(path, dev, dt)
     return devices.summary(dev, dt)
+
+
+def _tally_head(path: Path, dev: Counter, dt: Counter) -> None:
+    """Tally a log's first LAZY_FILE_BYTES (a big log's first graphs say it), read in place where
+    the log is bigger: mapped, not copied (20 ms of a 535 MB log's import)."""
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size <= LAZY_FILE_BYTES:
+            devices.tally(fh.read(), dev, dt)
+            return
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mapped, memoryview(mapped) as whole:
+            with whole[:LAZY_FILE_BYTES] as head:
+                devices.tally(head, dev, dt)
 
 
 def trace_fields(folder: Path) -> dict:
