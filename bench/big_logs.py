@@ -2,7 +2,7 @@
 per-rank logs (bench/gpu_big_logs.sh records one: GPT-2 of 48 layers, DDP on 4 H100s, a recompile
 per sequence length: 2.14 GB).
 
-    .venv/bin/python bench/big_logs.py TRACE_DIR [--rounds 3] [--no-tlparse] [--import-only]
+    .venv/bin/python bench/big_logs.py TRACE_DIR [--rounds 3] [--no-tlparse] [--import-only] [--before TREE]
     .venv/bin/python bench/big_logs.py TRACE_DIR --make [--times 18]   # the one-rank 535 MB log first
 
 `--make` writes issue 34's big log into TRACE_DIR (a new folder): gpt2_deep's 29.7 MB TORCH_TRACE
@@ -75,11 +75,11 @@ print(p.returncode, wall, r.ru_utime + r.ru_stime, r.ru_maxrss)
 """
 
 
-def timed(cmd: list[str], env: dict | None = None) -> tuple[float, float, float, str]:
+def timed(cmd: list[str], env: dict | None = None, cwd: Path = REPO) -> tuple[float, float, float, str]:
     """(wall s, CPU s, peak MB, stderr's last line) of one whole process tree (the peak: its largest
     process, as getrusage of a waited-for child gives it)."""
     p = subprocess.run([PY, "-c", RUSAGE, *cmd], capture_output=True, text=True,
-                       env={**os.environ, **(env or {})}, cwd=REPO)
+                       env={**os.environ, **(env or {})}, cwd=cwd)
     code, wall, cpu, peak = p.stdout.split()
     if int(code):
         raise SystemExit(f"{cmd[:3]} failed ({code}): {p.stderr[-500:]}")
@@ -112,6 +112,8 @@ def main() -> None:
     ap.add_argument("--make", action="store_true", help="write the repeated gpt2_deep log into TRACE_DIR, then stop")
     ap.add_argument("--times", type=int, default=18, help="copies of gpt2_deep's log --make writes")
     ap.add_argument("--import-only", action="store_true", help="time read and import alone")
+    ap.add_argument("--before", help="another tree of compile_viz (e.g. `git archive` of an older commit) whose "
+                                     "import is timed in the same rounds")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-tlparse", action="store_true")
     ap.add_argument("--tlparse", default=shutil.which("tlparse") or str(BIN / "tlparse"))
@@ -133,12 +135,17 @@ def main() -> None:
             env = {"XDG_CACHE_HOME": str(cache)}
             steps = [("read", [PY, "-c", READ, *logs], None),
                      ("import", [PY, "-m", "compile_viz", "import", args.trace_dir, "--home", str(home)], env)]
+            if args.before:
+                old = work / f"before{r}"
+                steps.append(("import (before)", [PY, "-m", "compile_viz", "import", args.trace_dir, "--home",
+                                                  str(old / "home")],
+                              {"XDG_CACHE_HOME": str(old / "cache"), "PYTHONPATH": args.before}))
             for name, cmd, e in steps:
-                wall, cpu, peak, tail = timed(cmd, e)
+                wall, cpu, peak, tail = timed(cmd, e, Path(args.before) if name == "import (before)" else REPO)
                 rows.setdefault(name, []).append((wall, cpu, peak))
             if args.import_only:
-                shutil.rmtree(home, ignore_errors=True)
-                shutil.rmtree(cache, ignore_errors=True)
+                for d in (home, cache, work / f"before{r}"):
+                    shutil.rmtree(d, ignore_errors=True)
                 continue
             run = next((home / "runs").iterdir())
             for name, target, e in (("first view", str(run), env),
@@ -161,8 +168,10 @@ def main() -> None:
             for k, ((wi, ci, _), (wr, cr, _)) in enumerate(zip(imp, rd, strict=True)):
                 print(f"round {k}: read {wr:.2f} s wall / {cr:.2f} s CPU; import {wi:.2f} / {ci:.2f}; "
                       f"import / read {wi / wr:.2f}x wall, {ci / cr:.2f}x CPU")
-            print(f"median: import / read {statistics.median(w for w, _, _ in imp) / read:.2f}x wall, "
-                  f"{statistics.median(c for _, c, _ in imp) / cpu_read:.2f}x CPU (goal <= 2x)")
+            for name in ("import", "import (before)") if args.before else ("import",):
+                imp = rows[name]
+                print(f"median: {name} / read {statistics.median(w for w, _, _ in imp) / read:.2f}x wall, "
+                      f"{statistics.median(c for _, c, _ in imp) / cpu_read:.2f}x CPU (goal <= 2x)")
         print(f"\n| step | wall s, median of {args.rounds} (min-max) | / read | CPU s | peak MB | note |")
         print("| --- | --- | --- | --- | --- | --- |")
         for name, vals in rows.items():
