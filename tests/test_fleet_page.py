@@ -1,5 +1,5 @@
 """The Fleet page and its render functions, without Ray: sweeps whose cells are bundled CPU runs imported
-into a fresh store and tagged as a sweep's cells would be (meta.json's options.extra_env)."""
+into a fresh store and tagged as a sweep's cells are (meta.json's options.labels)."""
 
 from __future__ import annotations
 

@@ -67,15 +67,28 @@ def compile_vs_kernels(report: dict[str, Any]) -> go.Figure:
     return fig
 
 
+def short_models(models: list[str]) -> dict[str, str]:
+    """Return model -> its name on an axis: a model file's name without its folders ("models.py:GPT2_TRAIN"
+    for "tests/third_party/models.py:GPT2_TRAIN"), unless two models would then read the same."""
+    short = {m: m.rpartition("/")[2] for m in models}
+    seen: dict[str, int] = {}
+    for label in short.values():
+        seen[label] = seen.get(label, 0) + 1
+    return {m: label if seen[label] == 1 else m for m, label in short.items()}
+
+
 def speedup_per_model(report: dict[str, Any]) -> go.Figure | None:
     """Return bars of speedup over eager per model, a group a setting; None when no cell was measured."""
     measured = [c for c in report["cells"] if c["status"] == "complete" and c["speedup"] is not None]
     if not measured:
         return None
+    short = short_models([c["model"] for c in measured])
     fig = go.Figure()
     for setting in dict.fromkeys(c["setting"] for c in measured):
         cells = [c for c in measured if c["setting"] == setting]
-        fig.add_trace(go.Bar(x=[c["model"] for c in cells], y=[c["speedup"] for c in cells], name=setting))
+        fig.add_trace(go.Bar(x=[short[c["model"]] for c in cells], y=[c["speedup"] for c in cells], name=setting,
+                             text=[c["model"] for c in cells], textposition="none",
+                             hovertemplate="%{text}<br>%{y:.2f}x<extra>" + _safe(setting) + "</extra>"))
     fig.add_hline(y=1.0, line_dash="dot", line_color="#757575")
     fig.update_layout(barmode="group", yaxis_title="speedup over eager (x)", height=360,
                       margin={"l": 40, "r": 10, "t": 30, "b": 80}, title="speedup per model")

@@ -15,6 +15,7 @@ from compile_viz.ui import loaders, state
 from compile_viz.ui.page_registry import page_url
 from compile_viz.ui.rank_picker import pick_rank
 from compile_viz.ui.runs import default_run_key, path_stamp
+from compile_viz.ui.tables import table
 from compile_viz.ui.unknown import say_unknown
 
 
@@ -33,7 +34,7 @@ def page() -> None:
     st.subheader(f"Compiles · {info.title}")
     log = _rank(key, parsed.logs)
     rows = render.compile_rows(log)
-    st.dataframe(rows, hide_index=True, width="stretch")
+    table(rows)
     if not log.compiles:
         st.info("This log holds no compile id.")
         return

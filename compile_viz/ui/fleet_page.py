@@ -20,6 +20,7 @@ from compile_viz.render.fleet import (
     summary_line,
 )
 from compile_viz.ui import loaders, page_registry
+from compile_viz.ui.tables import table
 
 NONE = "(none)"
 
@@ -76,8 +77,7 @@ def page() -> None:
 
 def _cells(report: dict) -> None:
     rows = cell_table(report)
-    event = st.dataframe(rows, hide_index=True, on_select="rerun", selection_mode="single-row", width="stretch",
-                         key="fleet_cells")
+    event = table(rows, on_select="rerun", selection_mode="single-row", key="fleet_cells")
     picked = event.selection.rows if event is not None else []
     if picked and rows[picked[0]]["run"]:
         page_registry.switch("viewer", run=rows[picked[0]]["run"])
@@ -96,8 +96,7 @@ def _changes(diff: dict) -> None:
     if not rows:
         st.caption("No model changed: same graphs, breaks, recompiles, launch groups and verdicts.")
         return
-    event = st.dataframe(rows, hide_index=True, on_select="rerun", selection_mode="single-row", width="stretch",
-                         key="fleet_changes")
+    event = table(rows, on_select="rerun", selection_mode="single-row", key="fleet_changes")
     picked = event.selection.rows if event is not None else []
     if picked and rows[picked[0]]["A"] and rows[picked[0]]["B"]:
         row = rows[picked[0]]

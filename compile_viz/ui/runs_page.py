@@ -19,6 +19,7 @@ from compile_viz.ui.runs import (
     server_paths_allowed,
     upload_details,
 )
+from compile_viz.ui.tables import table
 
 MAX_LISTED = 200
 
@@ -41,8 +42,7 @@ def page() -> None:
     runs = store.list_runs(query or None, limit=MAX_LISTED)
     if runs:
         rows = [run_row(r) for r in runs]
-        event = st.dataframe(rows, hide_index=True, on_select="rerun", selection_mode="single-row",
-                             width="stretch", key="runs_table")
+        event = table(rows, on_select="rerun", selection_mode="single-row", key="runs_table")
         picked = event.selection.rows if event is not None else []
         if picked:
             _open(runs[picked[0]].id)

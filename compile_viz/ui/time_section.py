@@ -9,6 +9,7 @@ import streamlit as st
 
 from compile_viz.render.profile import share_figure, summary_line
 from compile_viz.ui import loaders, state
+from compile_viz.ui.tables import table
 
 KEY = "viewer_time_section"
 ROWS = 200
@@ -25,11 +26,10 @@ def time_section(key: str, graph_id: str) -> None:
         st.caption(summary_line(report.summary))
         only = st.toggle("this graph only", value=False, key="time_this_graph")
         rows = [r for r in report.rows if not only or r.graph == graph_id][:ROWS]
-        table = [{"ms": round(r.total_us / 1e3, 4), "share": f"{r.share:.1%}", "calls": r.calls, "graph": r.label,
+        rows_shown = [{"ms": round(r.total_us / 1e3, 4), "share": f"{r.share:.1%}", "calls": r.calls, "graph": r.label,
                   "launch": r.launch, "kernel": r.kernel, "fusion group": r.fusion_group, "module": r.module,
                   "source": ", ".join(f"{f.rsplit('/', 1)[-1]}:{n}" for f, n in r.source_lines[:3])} for r in rows]
-        event = st.dataframe(table, hide_index=True, on_select="rerun", selection_mode="single-row",
-                             width="stretch", key="time_rows", height=320)
+        event = table(rows_shown, on_select="rerun", selection_mode="single-row", key="time_rows", height=320)
         picked = event.selection.rows if event is not None else []
         if picked:
             row = rows[picked[0]]
