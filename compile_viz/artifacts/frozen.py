@@ -18,8 +18,40 @@ from __future__ import annotations
 
 import copy
 import reprlib
-from dataclasses import MISSING, FrozenInstanceError, dataclass, fields
+import sys
 from operator import attrgetter
+
+
+def _import_dataclasses():
+    """dataclasses, imported with its `inspect` loaded on first use rather than with it, when
+    nothing imported either yet: dataclasses calls inspect once, for the signature it writes into
+    a class's docstring, which @frozen never asks it for (it gives the class a docstring first);
+    inspect, with ast, dis and tokenize, is ~4 ms of every start of `compile-viz`."""
+    if "dataclasses" in sys.modules or "inspect" in sys.modules:
+        import dataclasses
+
+        return dataclasses
+    import types
+
+    class _InspectOnUse(types.ModuleType):
+        def __getattr__(self, name):  # first use: the real module, in dataclasses' place too
+            import inspect
+
+            dataclasses.inspect = inspect
+            return getattr(inspect, name)
+
+    stand_in = sys.modules["inspect"] = _InspectOnUse("inspect")
+    try:
+        import dataclasses
+    finally:
+        if sys.modules.get("inspect") is stand_in:
+            del sys.modules["inspect"]
+    return dataclasses
+
+
+_import_dataclasses()
+
+from dataclasses import MISSING, FrozenInstanceError, dataclass, fields  # noqa: E402
 
 
 def frozen(cls=None, /, *, slots: bool = False):

@@ -19,6 +19,8 @@ from compile_viz.artifacts.provenance import parse_provenance
 
 @frozen(slots=True)
 class ArtifactKind:
+    """One row of the artifact table: a file Inductor writes, its one name, its title and its parser."""
+
     file: str  # the file name Inductor writes
     name: str  # its one name in the code and the UI (a GraphParse field when parsed)
     title: str  # how the UI calls it

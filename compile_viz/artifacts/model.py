@@ -184,6 +184,8 @@ class Dependency:
 
 @frozen(slots=True)
 class Layout:
+    """A buffer's layout as the IR prints it: `FixedLayout('cuda:0', torch.float32, size=[8, 64], stride=[64, 1])`."""
+
     kind: str  # FixedLayout | FlexibleLayout | NoneLayout | ...
     device: str
     dtype: str  # "torch.float32"
@@ -258,6 +260,8 @@ class FusionGroup:
 
 @frozen(slots=True)
 class SchedulerIR:
+    """The scheduler nodes of one IR dump (`ir_pre_fusion.txt` or `ir_post_fusion.txt`)."""
+
     path: str
     stage: str  # pre_fusion | post_fusion
     nodes: tuple[SchedulerNode, ...]  # top-level nodes in file order
@@ -329,6 +333,8 @@ class BufferAllocation:
 
 @frozen(slots=True)
 class SizeAssert:
+    """`assert_size_stride(name, size, stride)` in call(): a graph input's expected size and stride."""
+
     name: str
     size: str
     stride: str
@@ -337,6 +343,8 @@ class SizeAssert:
 
 @frozen(slots=True)
 class OutputCode:
+    """What `output_code.py` holds: its kernels, the launches of call(), its buffers and asserts."""
+
     path: str
     aot_id: str
     kernels: tuple[Kernel, ...]

@@ -31,6 +31,8 @@ TESTED = (
 
 @frozen(slots=True)
 class Difference:
+    """One way a torch version writes an artifact differently, and what here reads it."""
+
     torch: str  # the versions that write it, e.g. "2.0"
     artifact: str
     what: str

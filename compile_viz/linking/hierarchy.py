@@ -47,6 +47,8 @@ class LaunchGroup:
 
 @frozen
 class Hierarchy:
+    """A graph's launches grouped into layers, each group's parent, and each launch's innermost group."""
+
     root: LaunchGroup
     evidence: str  # PARAMETERS | REPETITION | SOURCE
     parents: dict[str, str] = field(default_factory=dict)  # group id -> parent group id ("" for the root's)

@@ -125,6 +125,8 @@ class GroupLink:
 
 @frozen(slots=True)
 class GraphSummary:
+    """What one graph holds and how much fused: its ops, kernels, launches and groups, counted."""
+
     fx_ops: int  # call_function nodes of the AOT graph
     post_grad_ops: int
     kernels: int  # kernel definitions
