@@ -121,8 +121,12 @@ LESSONS: tuple[Lesson, ...] = (
                  "eager, and launch-bound ('Eager vs compiled', below): the GPU waits for the CPU to launch "
                  "the next kernel. That wait is what `mode='reduce-overhead'` (CUDA graphs) removes.",
                  "bundled:tiny_linear_relu", G0, "triton_poi_fused_addmm_mul_relu_0", 1),
+            Step("CUDA graphs, skipped", "Compiled with `mode='reduce-overhead'`, this model still launches "
+                 "kernel by kernel: it adds into one of its inputs in place (`total.add_`), and a replayed CUDA "
+                 "graph would not see the new input's values. Inductor says so once, in a warning (the line "
+                 "above names the line of code); returning a new total instead gets the replay.",
+                 "bundled:cudagraph_skip_mutation", G0, "triton_poi_fused_add_copy__mul_relu_sigmoid_0", 0),
         ),
-        needs=("cudagraph_skip_mutation",),
     ),
     Lesson(
         "dynamic", "Recompiles and dynamic shapes",

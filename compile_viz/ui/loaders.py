@@ -12,6 +12,7 @@ from pathlib import Path
 import streamlit as st
 
 from compile_viz.artifacts import DebugParse, DiscoveryError, parse_path
+from compile_viz.artifacts.cudagraphs import CudagraphSkip, run_cudagraph_skips
 from compile_viz.artifacts.trace.discover import parse_trace_path
 from compile_viz.artifacts.trace.index import LAZY_FILE_BYTES
 from compile_viz.artifacts.trace.model import TraceParse
@@ -61,6 +62,17 @@ def _index(key: str, stamp: float, graph_id: str) -> GraphIndex:
 
 def load_index(key: str, graph_id: str) -> GraphIndex:
     return _index(key, path_stamp(key), graph_id)
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _cudagraph_skips(key: str, stamp: float) -> tuple[CudagraphSkip, ...]:
+    info = run_info(key)
+    return run_cudagraph_skips(info.run_dir) if info.run_dir else ()
+
+
+def cudagraph_skips(key: str) -> tuple[CudagraphSkip, ...]:
+    """Return why Inductor skipped CUDA graphs in a stored run (its stderr's warnings), else ()."""
+    return _cudagraph_skips(key, path_stamp(key))
 
 
 @st.cache_resource(max_entries=8, show_spinner=False)

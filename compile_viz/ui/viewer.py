@@ -11,6 +11,7 @@ from compile_viz.artifacts.trace.model import TraceParse
 from compile_viz.linking.graph_labels import graph_labels, graph_rank
 from compile_viz.linking.hierarchy import HIERARCHY_ABOVE, first_open
 from compile_viz.linking.model import AOT, POST_GRAD
+from compile_viz.render.cudagraphs import skip_markdown
 from compile_viz.render.fx_dot import GraphView
 from compile_viz.render.kernel_names import short_kernel_name
 from compile_viz.render.notes import ARTIFACT_NOTES
@@ -61,6 +62,11 @@ def page() -> None:
     if not info.ok:
         _failure(info)
     wrong_banner(info)  # wrong results first: the ladder and the check are at the bottom
+    for skip in loaders.cudagraph_skips(key):  # reduce-overhead without its CUDA graphs: why, and what to do
+        if on():  # projector mode: one short line, so the code and its source stay in a 720-pixel view
+            st.markdown(f":orange-background[{skip_markdown(skip, compact=True)}]")
+        else:
+            st.warning(skip_markdown(skip))
     package_run = info.meta.get("package_run") or {}
     if package_run.get("status") == "failed":  # capture --aoti: compiled, but the package would not run
         st.warning(f"Compiled ahead of time; {package_run.get('reason') or 'the package did not run'}.")
