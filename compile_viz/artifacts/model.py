@@ -10,7 +10,7 @@ import re
 from bisect import bisect_left
 from dataclasses import field, fields
 
-from compile_viz.artifacts.frozen import frozen
+from compile_viz.artifacts.frozen import frozen, once
 
 # --------------------------------------------------------------------------- lazy fields
 
@@ -38,21 +38,6 @@ class _Lazy:
         fn, args = d["_fill"]
         d.update(fn(self.name, *args))
         return d[self.name]
-
-
-class _once:
-    """A property worked out on first read and kept in the instance's __dict__, which later reads
-    find first: functools.cached_property without the lock Python 3.11 takes on every first read
-    (~1 us: a 48-layer graph reads ~2,500 scheduler nodes' buffer names once each)."""
-
-    def __init__(self, fn) -> None:
-        self.fn, self.name, self.__doc__ = fn, fn.__name__, fn.__doc__
-
-    def __get__(self, obj, cls=None):
-        if obj is None:
-            return self
-        value = obj.__dict__[self.name] = self.fn(obj)
-        return value
 
 
 def _lazy_fields(*names: str):
@@ -223,12 +208,12 @@ class SchedulerNode:
     members: tuple[str, ...]  # for fused/foreach/grouped: the member nodes, in order
     line: int
 
-    @_once
+    @once
     def buffer_names(self) -> tuple[str, ...]:
         found = self._outputs_apart("buffer_names")
         return found["buffer_names"] if found else tuple(b.name for b in self.outputs)
 
-    @_once
+    @once
     def buffer_users(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """(buffer, its users) per output buffer: the outputs without their layouts."""
         found = self._outputs_apart("buffer_users")
