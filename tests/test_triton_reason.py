@@ -14,12 +14,14 @@ generator reports one; the error text is the one of pytorch/pytorch#164157.
 from __future__ import annotations
 
 import ast
+import sys
 
 import pytest
 
 from compile_viz.artifacts import parse_path
 from compile_viz.record.reasons import CARET_MARK, MAX_REASON, exception_reason, triton_error
-from tests.conftest import THIRD_PARTY
+from compile_viz.store import RunStore
+from tests.conftest import ROOT, THIRD_PARTY, compile_viz_cli
 
 ERROR = "IncompatibleTypeErrorImpl('invalid operands of type pointer<fp16> and triton.language.float64')"
 EXCERPT_LINES = 12  # CompilationError.source_line_count_max_in_message
@@ -95,3 +97,23 @@ def test_other_shapes_keep_their_first_line(kernel):
     assert old.startswith(f" in {name[:39]}…") and old.endswith(": boom")  # triton < 3.0: no newline after "at L:C:"
     unavailable = triton_error(f"at {node.lineno}:{node.col_offset}:\n <source unavailable>\n{ERROR}")
     assert unavailable == f" at {node.lineno}:{node.col_offset}: <source unavailable> {ERROR}"
+
+
+@pytest.mark.slow
+def test_a_recorded_job_that_dies_of_it_says_the_same(kernel, tmp_path):
+    """`compile-viz record` of a job that raises it: the hook keeps Triton's text whole and the run's
+    reason names the kernel, the line and the caret as a capture's does (not the message flattened)."""
+    name, src = kernel
+    node = _binop(src, near_top=False)
+    (tmp_path / "kernel.py").write_text(src, encoding="utf-8")
+    job = ROOT / "tests" / "jobs" / "raise_triton_error.py"
+    done = compile_viz_cli("record", "--home", str(tmp_path / "home"), "--", sys.executable, str(job),
+                           str(tmp_path / "kernel.py"), str(node.lineno), ERROR, timeout=300)
+    assert done.returncode != 0
+    (run,) = RunStore(tmp_path / "home").list_runs()
+    line = src.split("\n")[node.lineno - 1]
+    marked = (line[:node.col_offset] + CARET_MARK + line[node.col_offset:]).strip()
+    short = f"{name[:39]}…{name[-39:]}"
+    assert run.reason.startswith(f"exited with code 1: Triton compile error: CompilationError in {short} "
+                                 f"at {node.lineno}:{node.col_offset}: {marked}: {ERROR} (at "), run.reason
+    assert "\n" not in run.reason and len(run.reason) <= MAX_REASON

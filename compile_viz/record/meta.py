@@ -12,7 +12,7 @@ from pathlib import Path
 
 from compile_viz.artifacts.discover import inductor_graphs  # the same list a capture keeps
 from compile_viz.record.process import file_tail
-from compile_viz.record.reasons import one_line, signal_name
+from compile_viz.record.reasons import one_line, signal_name, triton_error
 from compile_viz.trace_import import code_facts, trace_fields
 
 KIND = "job"  # meta["kind"] of a recorded job
@@ -41,6 +41,17 @@ def folder_bytes(folder: Path) -> int:
     return total
 
 
+def _error(proc: dict) -> str:
+    """A process's uncaught exception in one line; a Triton compile error with its kernel, the offending
+    line and where the caret points, as a capture's reason gives it (the hook keeps Triton's text whole)."""
+    triton = proc.get("triton_error")
+    if isinstance(triton, dict) and triton.get("text"):
+        src = triton.get("src")
+        return (f"Triton compile error: {triton.get('kind') or 'CompilationError'}"
+                f"{triton_error(str(triton['text']), src if isinstance(src, str) else None)}")
+    return str(proc["error"])
+
+
 def ranks_of(procs: list[dict], trace_ranks: list) -> list[int]:
     found = {p["rank"] for p in procs if isinstance(p.get("rank"), int)}
     found |= {r for r in trace_ranks if isinstance(r, int)}
@@ -66,7 +77,7 @@ def failure(procs: list[dict], ended: str, exit_code: int | None, stderr_tail: s
         where = f" (at {p['error_at']})" if p.get("error_at") else ""
         others = len({q["rank"] for q in ranked if q.get("rank") is not None} - {p.get("rank")})
         more = f"; {others} more rank{'s' if others > 1 else ''} failed" if others > 0 else ""
-        return one_line(f"{head}: {who}{p['error']}{where}{more}")
+        return one_line(f"{head}: {who}{_error(p)}{where}{more}")
     last = _error_line(stderr_tail)
     return one_line(f"{head}: {last}" if last else head)
 

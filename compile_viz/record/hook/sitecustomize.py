@@ -100,6 +100,11 @@ class _Process:
             text = " ".join(str(value).split())
             self.data["error"] = f"{kind.__name__}: {text}" if text else kind.__name__
             self.data["error_at"] = where
+            triton = _triton_error(value)
+            if triton is not None:  # kept whole: the parent makes its line (record/reasons.triton_error)
+                src = getattr(triton, "src", None)
+                self.data["triton_error"] = {"kind": type(triton).__name__, "text": str(triton)[:TRITON_TEXT],
+                                             "src": src[:TRITON_SRC] if isinstance(src, str) else None}
             self.write()
         except Exception:
             pass
@@ -124,6 +129,20 @@ class _Process:
 
 def _int(text):
     return int(text) if text and text.isdigit() else None
+
+
+TRITON_TEXT, TRITON_SRC = 8000, 40000  # a CompilationError's message (12 lines of source) and its kernel
+
+
+def _triton_error(exc):
+    """Triton's CompilationError in an exception's chain (Inductor wraps it), else None."""
+    for _ in range(20):
+        if exc is None:
+            return None
+        if type(exc).__name__ == "CompilationError" or type(exc).__module__.split(".")[0] == "triton":
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def _is_library(filename: str) -> bool:
