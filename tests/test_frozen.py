@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import inspect
+import os
 import pickle
 import pkgutil
 import typing
@@ -146,3 +147,42 @@ def test_every_class_has_a_docstring_and_parse_never_imports_inspect():
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_kept_inits_are_the_ones_compile_makes(monkeypatch, tmp_path):
+    """@frozen's compiled __init__s are kept in the cache folder between processes (as .pyc files):
+    one read back builds the same object; a cut or foreign file is ignored."""
+    import compile_viz.artifacts.frozen as fz
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(fz, "_kept", None)
+    monkeypatch.setattr(fz, "_fresh", {})
+
+    @frozen(slots=True)
+    class Kept:
+        """A class compiled here."""
+
+        name: str
+        sizes: tuple[str, ...] = ()
+
+    made, signature = Kept("x", ("1",)), str(inspect.signature(Kept))
+    assert list(fz._fresh) and not fz._kept
+    fz.save_compiled()
+    assert not fz._fresh and os.path.exists(fz._kept_path())
+    monkeypatch.setattr(fz, "_kept", None)
+
+    @frozen(slots=True)
+    class Kept:  # noqa: F811 - the same class again, in a process that reads the file
+        """A class compiled here."""
+
+        name: str
+        sizes: tuple[str, ...] = ()
+
+    again = Kept("x", ("1",))
+    assert not fz._fresh and fz._kept, "built from the kept code"
+    assert (again.name, again.sizes) == (made.name, made.sizes) and Kept("y").sizes == ()
+    assert str(inspect.signature(Kept)) == signature
+    for junk in (b"", b"\x00garbage", __import__("marshal").dumps({("a", "b"): 1})):
+        with open(fz._kept_path(), "wb") as fh:
+            fh.write(junk)
+        assert fz._read_kept() == {}

@@ -141,10 +141,75 @@ def _init(cls, own):
             params.append(f"{f.name}:__type_{f.name}")
         body.append(f"  __object_setattr(self,{f.name!r},{value})\n")
     src = f"def __init__(self,{','.join(params)})->None:\n{''.join(body) or '  pass'}\n"
-    # dont_inherit: this module's `from __future__ import annotations` would make the annotations
-    # the names of the globals that hold them
-    exec(compile(src, f"<frozen {cls.__qualname__}>", "exec", dont_inherit=True), env)  # noqa: S102 - the class's own field names
+    exec(_compiled(src, f"<frozen {cls.__qualname__}>"), env)  # noqa: S102 - the class's own field names
     return env["__init__"]
+
+
+# The compiled __init__s are kept between processes in the user's cache folder, as .pyc files are
+# (~0.12 ms a class to compile, ~15 classes at every start of parse --json, a process forked to
+# parse a graph compiling those it builds again): read on the first _init, written by the command
+# line when it ends (save_compiled). A file that cannot be read means they are compiled as before.
+_kept: dict | None = None  # (file name, source) -> code, from the file
+_fresh: dict = {}  # compiled in this process, not in the file
+
+
+def _compiled(src: str, filename: str):
+    global _kept
+    if _kept is None:
+        _kept = _read_kept()
+    code = _kept.get((filename, src))
+    if code is None:
+        # dont_inherit: this module's `from __future__ import annotations` would make the
+        # annotations the names of the globals that hold them
+        code = _fresh[(filename, src)] = compile(src, filename, "exec", dont_inherit=True)
+    return code
+
+
+def _kept_path() -> str:
+    import os
+
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    build = f"{sys.implementation.cache_tag}-{'.'.join(map(str, sys.version_info[:3]))}"
+    return os.path.join(root, "compile_viz", f"frozen-init-{build}.marshal")
+
+
+def _read_kept() -> dict:
+    import marshal
+
+    try:
+        with open(_kept_path(), "rb") as fh:
+            kept = marshal.loads(fh.read())
+        code_type = type(_read_kept.__code__)
+        if isinstance(kept, dict) and all(type(c) is code_type and type(k) is tuple and len(k) == 2
+                                          and all(type(x) is str for x in k) for k, c in kept.items()):
+            return kept
+    except Exception:  # noqa: BLE001 - no file, or a cut or foreign one: compile as usual
+        pass
+    return {}
+
+
+def save_compiled() -> None:
+    """Keep the __init__s this process compiled that the file lacks (nothing when none is new or
+    the folder cannot be written)."""
+    if not _fresh:
+        return
+    import marshal
+    import os
+
+    path = _kept_path()
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        kept = {**(_kept or {}), **_fresh}
+        with open(tmp, "wb") as fh:
+            fh.write(marshal.dumps(kept if len(kept) <= 512 else _fresh))
+        os.replace(tmp, path)
+        _fresh.clear()
+    except (OSError, ValueError):
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 # The other methods are closures over the field names: the same results as the methods dataclasses

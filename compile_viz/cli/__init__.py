@@ -128,10 +128,18 @@ def entry() -> None:
                 stream.flush()
             except (OSError, ValueError):  # the reader left (`| head`), or the stream is closed
                 pass
-        regex_cache.save()  # after the output: only a run that compiled a pattern the file lacks writes it
+        _keep_compiled()  # after the output: only a run that compiled something the files lack writes
         os._exit(code)
-    regex_cache.save()
+    _keep_compiled()
     sys.exit(code)
+
+
+def _keep_compiled() -> None:
+    """Keep this process's compiled patterns and @frozen __init__s for the next (as .pyc files)."""
+    regex_cache.save()
+    frozen = sys.modules.get("compile_viz.artifacts.frozen")  # not imported for it
+    if frozen is not None:
+        frozen.save_compiled()
 
 
 def _keep_freed_memory() -> None:
