@@ -101,12 +101,13 @@ class Matcher:
         self.getitems[id(names)] = (names, out)
         return out
 
-    def extern(self, la: KernelLaunch, avail: set[str] | None = None) -> set[str]:
-        """The node behind an extern call: the first, in graph order, whose inputs are what the
-        call is passed (`avail`, from `available`); else the one its comment names, else the
-        next after the last one."""
+    def extern(self, la: KernelLaunch, avail: set[str] | None = None, op: str | None = None) -> set[str]:
+        """The node behind an extern call (or, given its `op`, a template kernel's matrix multiply):
+        the first, in graph order, whose inputs are what the call is passed (`avail`, from
+        `available`); else the one its comment names, else the next after the last one."""
         self.alternatives = []
-        op = la.kernel.split(".")[1] if la.kernel.startswith("extern_kernels.") else la.kernel
+        if op is None:
+            op = la.kernel.split(".")[1] if la.kernel.startswith("extern_kernels.") else la.kernel
         targets = self.targets.get(op)
         if targets is None:
             alias = EXTERN_ALIASES.get(op, "\0")

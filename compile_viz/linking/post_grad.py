@@ -62,6 +62,12 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                 sets[i] = _without_ops_unsaid(found, first_aten.get(la.kernel, ()), la.comments.original_aten,
                                               known, users)
                 sets[i] |= _views_of_extern(found, known, matcher.extern_taken)
+            elif op := _template_matmul(oc.kernel(la.kernel) if oc else None, template, known):
+                # a template's later launch its sub-graph was not found for (its first launch fused
+                # another prologue: the embedding's layer norm): its matrix multiply, found as an
+                # extern call's is, by what the launch is passed; the origins come below
+                sets[i], evidence[i] = matcher.extern(la, matcher.available(la, written, elements, reuses), op), ORDER
+                ties.note(i, sets[i], matcher.alternatives)
             elif hinted := {n for n in la.comments.source_nodes if n in known}:
                 passed = {b for b in la.buffers if b in matcher.inputs}
                 sets[i], evidence[i] = hinted | _recomputed(hinted, passed, known, matcher.extern_taken), COMMENTS
@@ -81,7 +87,8 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                   *(b for b in la.buffers if b not in seen and b not in known)):
             written[b] = sets[i]
         seen.update(la.buffers)
-    _with_origins(post, launches, sets, evidence, users, known)
+    _with_origins(post, launches, sets, evidence, users, known,
+                  {k.name for k in oc.kernels if k.kind == "template"} if oc is not None else set())
     _with_constants(launches, sets, evidence, known)
     return sets, evidence, ties.of
 
@@ -126,23 +133,31 @@ def _from_provenance(graph: GraphParse, launches, use_provenance: bool) -> tuple
 
 
 def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[str], users: dict[str, list[str]],
-                  known: dict[str, FxNode]) -> None:
+                  known: dict[str, FxNode], templates: set[str] = frozenset()) -> None:
     """Extern calls, and kernels placed by what they can compute (no comments): their sets as
     Inductor's origins have them, with what was inlined into them (in place)."""
     guessed = [i for i, la in enumerate(launches) if sets[i] and (
         (la.is_extern and evidence[i] != PROVENANCE) or (not la.is_extern and evidence[i] == ORDER))]
+    # a template's later launch (found by structure, or by what its first launch wrote): what its
+    # matrix multiply gathered, as an extern call's origins; the first launch's comments list its own
+    # (a prologue inlined into the input it realizes: the layer norm before a projection, in the
+    # first projection that reads it only)
+    templated = [i for i, la in enumerate(launches) if sets[i] and evidence[i] == STRUCTURE and la.kernel in templates]
     # a kernel that adds a convolution's bias: the pointwise made in the convolution's lowering
     # takes what the convolution gathered, which the first instance's template cannot show for a
     # later one (its convolution read a graph input, this one a block's output)
     biased = [i for i, la in enumerate(launches) if evidence[i] in (STRUCTURE, COMMENTS)
               and any(is_conv_with_bias(known[n]) for n in sets[i] if n in known)]
-    if guessed or biased:  # what Inductor inlined into the inputs it realized for the call (origins.py)
+    if guessed or biased or templated:  # what Inductor inlined into the inputs it realized for the call (origins.py)
         extern = {n for i, la in enumerate(launches) if la.is_extern for n in sets[i]}
         viewed = viewed_inputs(launches, known)
         origins = Origins(post.nodes, users, extern, viewed)
         for i in guessed:
             of = origins.of_extern if launches[i].is_extern else origins.of_call
             sets[i] = set().union(*(of(n) for n in sets[i]))
+        for i in templated:
+            sets[i] |= set().union(*(origins.of_call(n) for n in sets[i] if n in known
+                                     and op_name(known[n].target) in MATMULS))
         for i in biased:
             gathered = set().union(*(origins.of_call(n) for n in sets[i] if n in known and is_conv_with_bias(known[n])))
             # a kernel's own comments list what its convolution gathered but the graph inputs it
@@ -376,6 +391,14 @@ def _is_view(n: FxNode) -> bool:
 def _transparent(n: FxNode) -> bool:
     """Nodes that never need a kernel of their own (views, tuple elements, symbolic sizes)."""
     return bool(no_kernel_reason(n, (1,)))
+
+
+def _template_matmul(kernel, template: list[str], known: dict[str, FxNode]) -> str | None:
+    """The op of a template kernel's matrix multiply (`addmm`), from its first launch's nodes; None
+    for another kernel."""
+    if kernel is None or kernel.kind != "template":
+        return None
+    return next((op for n in template if (op := op_name(known[n].target)) in MATMULS), None)
 
 
 def _template(kernel, known: set[str]) -> list[str]:
