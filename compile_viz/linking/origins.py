@@ -52,7 +52,7 @@ REALIZE_ACC_READS = 8  # realize_acc_reads_threshold: any result reading more is
 UNROLL_REDUCTIONS = 8  # unroll_reductions_threshold: a reduction over this few elements is unrolled
 MATMULS = {"mm", "addmm", "bmm", "baddbmm", "convolution", "_int_mm", "_scaled_mm"}  # extern or template
 # lowerings that realize their results before returning them (OnlineSoftmaxReduction.create), over
-# more than unroll_reductions_threshold elements
+# at least unroll_reductions_threshold elements (over fewer, their results pass their origins on)
 REALIZED_BY_LOWERING = {"prepare_softmax_online"}
 # lowerings that realize every result, whatever their size (Scan.create, Sort.create)
 SCANS = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "sort"}
@@ -208,8 +208,13 @@ class Origins:
         if len(node_users) > 1 and not self._tuple(node_users) and (
                 len(reads) > REALIZE_READS or any(u in extern for u in node_users) or "output" in node_users):
             return True, frozenset((n.name,))  # a reused result: stored rather than recomputed
-        if op in SCANS or (op in REALIZED_BY_LOWERING and not self._unrolled(n)):
+        if op in SCANS:
             return True, frozenset((n.name,))  # its lowering realizes what it returns
+        if op in REALIZED_BY_LOWERING:
+            # realized where it is lowered, but over fewer elements than the threshold it is lowered
+            # as two reductions, unrolled, that pass their origins on (a MoE router's softmax over 4
+            # experts, in its topk's origins; over 8 it is realized)
+            return not (1 < self._reduced_over(n) < UNROLL_REDUCTIONS), frozenset((n.name,))
         if len(reads) > REALIZE_ACC_READS or self._unrolled(n):
             return True, frozenset((n.name,))
         return False, frozenset(reads)
@@ -223,11 +228,18 @@ class Origins:
     def _unrolled(self, n: FxNode) -> bool:
         """A reduction over a few elements: Inductor unrolls it into a pointwise that inlines its
         input once per element, too large an inner function to pass on (it is stored)."""
-        if op_name(n.target) not in REDUCTIONS or not n.args:
-            return False
+        return op_name(n.target) in REDUCTIONS and 1 < self._reduced_over(n) <= UNROLL_REDUCTIONS
+
+    def _reduced_over(self, n: FxNode) -> int:
+        """How many elements node `n` reduces each of its results over (its results' shape: a
+        tuple's first element's, for a node with several); 0 when unknown."""
+        if not n.args:
+            return 0
         source = self.known.get(n.args[0])
-        size_in, size_out = _numel(source.shape if source else None), _numel(n.shape)
-        return size_in is not None and size_out and 1 < size_in // size_out <= UNROLL_REDUCTIONS
+        shape = n.shape or next((u.shape for name in self.users.get(n.name, ())
+                                 if (u := self.known.get(name)) is not None and u.target == "operator.getitem"), None)
+        size_in, size_out = _numel(source.shape if source else None), _numel(shape)
+        return size_in // size_out if size_in is not None and size_out else 0
 
 
 def _target(known: dict[str, FxNode], name: str) -> str:
