@@ -92,6 +92,12 @@ class Origins:
             return {name}
         return self.of_call(name)
 
+    def returns_own_tensor(self, name: str) -> bool:
+        """Whether an extern call of node `name` returns one tensor, the node's own result (its
+        `origin_node`; not a mutating op, which returns none)."""
+        node = self.known.get(name)
+        return node is not None and node.op == "call_function" and node.dtype is not None and self._is_own_result(node)
+
     def _is_own_result(self, node: FxNode) -> bool:
         """Whether the extern call's buffer is the node's lowering result, which `assign_origin_node`
         marks: a tuned choice (mm, addmm, bmm, _grouped_mm, a convolution without a bias) and a

@@ -153,6 +153,9 @@ def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[
         viewed = viewed_inputs(launches, known)
         origins = Origins(post.nodes, users, extern, viewed)
         for i in guessed:
+            if launches[i].is_extern and (own := {n for n in sets[i] if origins.returns_own_tensor(n)}):
+                sets[i] = own  # its buffer is its node's result: the node alone, not the views it reads
+                continue
             of = origins.of_extern if launches[i].is_extern else origins.of_call
             sets[i] = set().union(*(of(n) for n in sets[i]))
         for i in templated:
