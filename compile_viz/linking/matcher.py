@@ -136,6 +136,15 @@ class Matcher:
         self.extern_taken.add(self.order[first].name)
         return {self.order[first].name}
 
+    def next_of(self, op: str, target: str) -> set[str]:
+        """The first node of `target` after the last one an extern call of `op` took, and not taken,
+        left to that call: the call a kernel made in its lowering realizes the input of."""
+        positions = self.by_target.get(target, [])
+        i = bisect_right(positions, self.last_anchor.get(op, -1))
+        while i < len(positions) and self.order[positions[i]].name in self.extern_taken:
+            i += 1
+        return {self.order[positions[i]].name} if i < len(positions) else set()
+
     def _fed(self, op: str, targets: list[str], avail: set[str], said: tuple[str, ...] = ()) -> str | None:
         """The first node of `targets` not yet taken whose tensor inputs, through views, are all
         in `avail`, before it one the call's comment names (`said`: it or a view it reads, the

@@ -32,7 +32,7 @@ What counts as realized before a consumer is lowered (Inductor's own rules, appr
 - any node whose inlined computation reads more than `realize_acc_reads_threshold` (8) buffers
   (each element of a var_mean is a buffer of its own; a size is a number, no read);
 - a reduction over at most `unroll_reductions_threshold` (8) elements (unrolled, then stored);
-- a scan (cumsum, ...) or sort, which its lowering realizes;
+- a scan (cumsum, ...), which its lowering realizes;
 - a node an earlier consumer already realized in its own lowering: a matrix multiply or an extern
   call reads its inputs from buffers (`realize_input`), so only the first of them in graph order
   gathers what was inlined into a shared input (the query projection of a layer gathers its norm,
@@ -54,8 +54,9 @@ MATMULS = {"mm", "addmm", "bmm", "baddbmm", "convolution", "_int_mm", "_scaled_m
 # lowerings that realize their results before returning them (OnlineSoftmaxReduction.create), over
 # at least unroll_reductions_threshold elements (over fewer, their results pass their origins on)
 REALIZED_BY_LOWERING = {"prepare_softmax_online"}
-# lowerings that realize every result, whatever their size (Scan.create, Sort.create)
-SCANS = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin", "sort"}
+# lowerings that realize every result, whatever their size (Scan.create); not a sort, whose origins
+# the expert gathers of Mixtral and Qwen2-MoE list (the first of each layer)
+SCANS = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
 REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min", "prod", "var", "var_mean", "std", "argmax", "argmin"}
 
 
@@ -91,12 +92,6 @@ class Origins:
         if node is not None and self._is_own_result(node):
             return {name}
         return self.of_call(name)
-
-    def returns_own_tensor(self, name: str) -> bool:
-        """Whether an extern call of node `name` returns one tensor, the node's own result (its
-        `origin_node`; not a mutating op, which returns none)."""
-        node = self.known.get(name)
-        return node is not None and node.op == "call_function" and node.dtype is not None and self._is_own_result(node)
 
     def _is_own_result(self, node: FxNode) -> bool:
         """Whether the extern call's buffer is the node's lowering result, which `assign_origin_node`
@@ -246,6 +241,16 @@ class Origins:
                                  if (u := self.known.get(name)) is not None and u.target == "operator.getitem"), None)
         size_in, size_out = _numel(source.shape if source else None), _numel(shape)
         return size_in // size_out if size_in is not None and size_out else 0
+
+
+def returns_own_tensor(node: FxNode, known: dict[str, FxNode], users: dict[str, list[str]]) -> bool:
+    """Whether an extern call of `node` returns one tensor, the node's own result (its
+    `origin_node`): not a mutating op (none), nor a call with several (its users take tuple
+    elements), nor a convolution with a bias (a pointwise adds it)."""
+    return (node.op == "call_function" and node.dtype is not None and not is_conv_with_bias(node)
+            and op_name(node.target) not in VIEW_OPS
+            and not any((u := known.get(name)) is not None and u.target == "operator.getitem"
+                        for name in users.get(node.name, ())))
 
 
 def _target(known: dict[str, FxNode], name: str) -> str:
