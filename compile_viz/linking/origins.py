@@ -32,7 +32,7 @@ What counts as realized before a consumer is lowered (Inductor's own rules, appr
 - any node whose inlined computation reads more than `realize_acc_reads_threshold` (8) buffers
   (each element of a var_mean is a buffer of its own; a size is a number, no read);
 - a reduction over at most `unroll_reductions_threshold` (8) elements (unrolled, then stored);
-- a scan (cumsum, ...), which its lowering realizes;
+- a scan (cumsum, ...), which its lowering realizes, and a sort's values (not its indices);
 - a node an earlier consumer already realized in its own lowering: a matrix multiply or an extern
   call reads its inputs from buffers (`realize_input`), so only the first of them in graph order
   gathers what was inlined into a shared input (the query projection of a layer gathers its norm,
@@ -54,8 +54,7 @@ MATMULS = {"mm", "addmm", "bmm", "baddbmm", "convolution", "_int_mm", "_scaled_m
 # lowerings that realize their results before returning them (OnlineSoftmaxReduction.create), over
 # at least unroll_reductions_threshold elements (over fewer, their results pass their origins on)
 REALIZED_BY_LOWERING = {"prepare_softmax_online"}
-# lowerings that realize every result, whatever their size (Scan.create); not a sort, whose origins
-# the expert gathers of Mixtral and Qwen2-MoE list (the first of each layer)
+# lowerings that realize every result, whatever their size (Scan.create; a sort's values too, below)
 SCANS = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
 REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min", "prod", "var", "var_mean", "std", "argmax", "argmin"}
 
@@ -179,6 +178,10 @@ class Origins:
             return True, frozenset()  # a size computed on the host: no origin of a device buffer
         if n.target == "operator.getitem" and n.args and n.args[0] in extern:
             return True, frozenset((n.name,))  # an element of a multi-output extern call
+        if n.target == "operator.getitem" and n.constants[:1] == ("0",) and op_name(_target(self.known, n.args[0])) == "sort":
+            # a sort's values: the buffer Sort.create realizes; its indices are a conversion made in
+            # the sort's lowering (int16 to int64), not realized, that passes the sort's origins on
+            return True, frozenset((n.name,))
         reads: set[str] = set()
         at = self.pos.get(n.name)
         if n.target == "operator.getitem" and n.args and op_name(_target(self.known, n.args[0])) in REDUCTIONS:
