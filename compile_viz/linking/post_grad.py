@@ -146,9 +146,10 @@ def _from_provenance(graph: GraphParse, launches, use_provenance: bool) -> tuple
 
 
 def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[str], users: dict[str, list[str]],
-                  known: dict[str, FxNode], templates: set[str] = frozenset()) -> None:
-    """Extern calls, and kernels placed by what they can compute (no comments): their sets as
-    Inductor's origins have them, with what was inlined into them (in place)."""
+                  known: dict[str, FxNode], templates: set[str] | frozenset[str] = frozenset()) -> None:
+    """Extern calls, kernels placed by what they can compute (no comments) or by the call they are
+    made for, and a template's later launches: their sets as Inductor's origins have them, with
+    what was inlined into them (in place)."""
     guessed = [i for i, la in enumerate(launches) if sets[i] and (
         (la.is_extern and evidence[i] != PROVENANCE) or (not la.is_extern and evidence[i] == ORDER))]
     # a template's later launch (found by structure, or by what its first launch wrote): what its
