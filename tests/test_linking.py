@@ -242,7 +242,7 @@ lines when it came, every one agreeing since), fixed by rules:
   then the same (autotune GPT2_INFER launch 11, GPT2_DYNAMIC 12, VIT 12, LLAMA_GQA 18 and 29,
   MIXTRAL 24 and 35). What that rests on, in origins.py: an input a matrix multiply or extern call
   realized is realized for every consumer lowered after it (the key and value projections read the
-  norm the query projection realized); each element of a var_mean is a read, a size none.
+  norm the query projection realized); a size is no read.
 - sdpa's attention mask (GPT2_INFER launches 4 and 12, both modes): the packed-sequence branch
   (cat, ne, cumsum) ends in a scan, realized by its lowering, so the mask gathers nothing of it.
 - Mixtral's router: a softmax over fewer elements than unroll_reductions_threshold (4 experts) is
@@ -254,14 +254,11 @@ lines when it came, every one agreeing since), fixed by rules:
   node: Mixtral's and Qwen2-MoE's expert gathers, Swin's window copies before a matrix multiply):
   its later launches are made for the next call of the op, and take that call's origins (Mixtral
   launch 42 of default, 41 of autotune, and the launch after each; Qwen2-MoE launches 48 and 50,
-  once left here; Swin launches 11 and 28). A sort's values are realized, its indices a conversion
+  once left here; Swin launches 11, 19 and 28). A sort's values are realized, its indices a conversion
   that passes the sort's origins on: the first gather of a layer lists the sort, the second not.
 
-Left on the fleet: none. Swin (tests/fixtures/classes) keeps three: launch 19, the window copy
-now placed on its matrix multiply (mm_default_11), whose origins we stop at the block's norm
-(add_11) where PyTorch's go on through it and the residual adds (var_mean_3, add_9, add_tensor_12,
-add_5, add_tensor_14: counted realized here, not in Inductor); launches 54 and 64, later launches
-found by structure, short of the residual adds and views before them (add_28, add_32,
+Left on the fleet: none. Swin (tests/fixtures/classes) keeps two: launches 54 and 64, later
+launches found by structure, short of the residual adds and views before them (add_28, add_32,
 add_tensor_4, add_tensor_6, view_74...).
 """
 

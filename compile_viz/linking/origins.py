@@ -30,7 +30,7 @@ What counts as realized before a consumer is lowered (Inductor's own rules, appr
 - a node with several users of which one is an extern op (`needs_realized_inputs`) or the graph's
   output (unless it is a view), or whose inlined computation reads more than `realize_reads_threshold` (4) buffers;
 - any node whose inlined computation reads more than `realize_acc_reads_threshold` (8) buffers
-  (each element of a var_mean is a buffer of its own; a size is a number, no read);
+  (a size is a number, no read);
 - a reduction over at most `unroll_reductions_threshold` (8) elements (unrolled, then stored);
 - a scan (cumsum, ...), which its lowering realizes, and a sort's values (not its indices);
 - a node an earlier consumer already realized in its own lowering: a matrix multiply or an extern
@@ -184,16 +184,13 @@ class Origins:
             return True, frozenset((n.name,))
         reads: set[str] = set()
         at = self.pos.get(n.name)
-        if n.target == "operator.getitem" and n.args and op_name(_target(self.known, n.args[0])) in REDUCTIONS:
-            reads.add(n.name)  # an element of a reduction with several results (var_mean): a buffer of its own
-        else:
-            for a in n.args:
-                if (k := self.known.get(a)) is not None and k.dtype == "Sym":
-                    continue  # a size (dynamic shapes): a number in the kernel's code, no buffer read
-                if not self.passed.get(a) or self._realized_before(a, at):  # a realized argument is one read
-                    reads.add(a)
-                else:
-                    reads |= self.reads.get(a, frozenset())
+        for a in n.args:
+            if (k := self.known.get(a)) is not None and k.dtype == "Sym":
+                continue  # a size (dynamic shapes): a number in the kernel's code, no buffer read
+            if not self.passed.get(a) or self._realized_before(a, at):  # a realized argument is one read
+                reads.add(a)
+            else:
+                reads |= self.reads.get(a, frozenset())
         op = op_name(n.target)
         if op in REDUCTIONS or is_conv_with_bias(n):
             # passes its origins on (gathered before a consumer's lowering realizes it), but a
