@@ -101,12 +101,13 @@ class Matcher:
         self.getitems[id(names)] = (names, out)
         return out
 
-    def extern(self, la: KernelLaunch, avail: set[str] | None = None) -> set[str]:
-        """The node behind an extern call: the first, in graph order, whose inputs are what the
-        call is passed (`avail`, from `available`); else the one its comment names, else the
-        next after the last one."""
+    def extern(self, la: KernelLaunch, avail: set[str] | None = None, op: str | None = None) -> set[str]:
+        """The node behind an extern call (or, given its `op`, a template kernel's matrix multiply):
+        the first, in graph order, whose inputs are what the call is passed (`avail`, from
+        `available`); else the one its comment names, else the next after the last one."""
         self.alternatives = []
-        op = la.kernel.split(".")[1] if la.kernel.startswith("extern_kernels.") else la.kernel
+        if op is None:
+            op = la.kernel.split(".")[1] if la.kernel.startswith("extern_kernels.") else la.kernel
         targets = self.targets.get(op)
         if targets is None:
             alias = EXTERN_ALIASES.get(op, "\0")
@@ -134,6 +135,15 @@ class Matcher:
         self.last_anchor[op] = first
         self.extern_taken.add(self.order[first].name)
         return {self.order[first].name}
+
+    def next_of(self, op: str, target: str) -> set[str]:
+        """The first node of `target` after the last one an extern call of `op` took, and not taken,
+        left to that call: the call a kernel made in its lowering realizes the input of."""
+        positions = self.by_target.get(target, [])
+        i = bisect_right(positions, self.last_anchor.get(op, -1))
+        while i < len(positions) and self.order[positions[i]].name in self.extern_taken:
+            i += 1
+        return {self.order[positions[i]].name} if i < len(positions) else set()
 
     def _fed(self, op: str, targets: list[str], avail: set[str], said: tuple[str, ...] = ()) -> str | None:
         """The first node of `targets` not yet taken whose tensor inputs, through views, are all

@@ -29,8 +29,14 @@ What counts as realized before a consumer is lowered (Inductor's own rules, appr
 - a size computed on the host (dynamic shapes), which is no device buffer at all;
 - a node with several users of which one is an extern op (`needs_realized_inputs`) or the graph's
   output (unless it is a view), or whose inlined computation reads more than `realize_reads_threshold` (4) buffers;
-- any node whose inlined computation reads more than `realize_acc_reads_threshold` (8) buffers;
-- a reduction over at most `unroll_reductions_threshold` (8) elements (unrolled, then stored).
+- any node whose inlined computation reads more than `realize_acc_reads_threshold` (8) buffers
+  (a size is a number, no read);
+- a reduction over at most `unroll_reductions_threshold` (8) elements (unrolled, then stored);
+- a scan (cumsum, ...), which its lowering realizes, and a sort's values (not its indices);
+- a node an earlier consumer already realized in its own lowering: a matrix multiply or an extern
+  call reads its inputs from buffers (`realize_input`), so only the first of them in graph order
+  gathers what was inlined into a shared input (the query projection of a layer gathers its norm,
+  the key and value projections read the norm's buffer).
 Everything else (pointwise ops, views, reductions' results) passes its origins on.
 """
 
@@ -46,8 +52,10 @@ REALIZE_ACC_READS = 8  # realize_acc_reads_threshold: any result reading more is
 UNROLL_REDUCTIONS = 8  # unroll_reductions_threshold: a reduction over this few elements is unrolled
 MATMULS = {"mm", "addmm", "bmm", "baddbmm", "convolution", "_int_mm", "_scaled_mm"}  # extern or template
 # lowerings that realize their results before returning them (OnlineSoftmaxReduction.create), over
-# more than unroll_reductions_threshold elements
+# at least unroll_reductions_threshold elements (over fewer, their results pass their origins on)
 REALIZED_BY_LOWERING = {"prepare_softmax_online"}
+# lowerings that realize every result, whatever their size (Scan.create; a sort's values too, below)
+SCANS = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
 REDUCTIONS = {"sum", "mean", "amax", "amin", "max", "min", "prod", "var", "var_mean", "std", "argmax", "argmin"}
 
 
@@ -60,6 +68,8 @@ class Origins:
     def __init__(self, nodes: list[FxNode], users: dict[str, list[str]], extern: set[str],
                  viewed: frozenset[str] = frozenset()) -> None:
         self.known = {n.name: n for n in nodes}
+        self.pos = {n.name: i for i, n in enumerate(nodes)}
+        self.realizer: dict[str, int] = {}  # node -> position of the first consumer realizing it (_first_realizer)
         self.users = users
         self.extern = extern
         self.viewed = viewed  # graph inputs lowered as a view of other strides (see the module's docstring)
@@ -98,9 +108,38 @@ class Origins:
         """The node and what its (worked out) arguments pass on; a tuple element (`getitem`) is
         no IR node of its own, only what its parent made, so it passes that alone."""
         out = set() if n.target == "operator.getitem" else {n.name}
+        at = self.pos.get(n.name)
         for a in n.args:
-            out |= self.passed.get(a, frozenset())
+            if not self._realized_before(a, at):
+                out |= self.passed.get(a, frozenset())
         return out
+
+    def _realized_before(self, a: str, at: int | None) -> bool:
+        """Whether node `a` is realized by a consumer lowered before position `at` (not a view:
+        a view stays one and hands on the origins it was made with)."""
+        if at is None or (node := self.known.get(a)) is None or op_name(node.target) in VIEW_OPS:
+            return False
+        hit = self.realizer.get(a)
+        if hit is None:
+            hit = self.realizer[a] = self._first_realizer(a)
+        return hit < at
+
+    def _first_realizer(self, a: str) -> int:
+        """The position of the first extern call or matrix multiply that reads node `a`, through
+        views (it realizes their base); past the graph's end when none does."""
+        first = len(self.pos)
+        known, users = self.known, self.users
+        stack, seen = list(users.get(a, ())), set()
+        while stack:
+            u = stack.pop()
+            if u in seen or (node := known.get(u)) is None or node.op != "call_function":
+                continue
+            seen.add(u)
+            if u in self.extern or op_name(node.target) in MATMULS:
+                first = min(first, self.pos[u])
+            elif op_name(node.target) in VIEW_OPS:
+                stack.extend(users.get(u, ()))
+        return first
 
     def _work_out(self, names) -> None:
         passed, known = self.passed, self.known
@@ -139,9 +178,16 @@ class Origins:
             return True, frozenset()  # a size computed on the host: no origin of a device buffer
         if n.target == "operator.getitem" and n.args and n.args[0] in extern:
             return True, frozenset((n.name,))  # an element of a multi-output extern call
+        if n.target == "operator.getitem" and n.constants[:1] == ("0",) and op_name(_target(self.known, n.args[0])) == "sort":
+            # a sort's values: the buffer Sort.create realizes; its indices are a conversion made in
+            # the sort's lowering (int16 to int64), not realized, that passes the sort's origins on
+            return True, frozenset((n.name,))
         reads: set[str] = set()
+        at = self.pos.get(n.name)
         for a in n.args:
-            if not self.passed.get(a):  # a realized argument is one read
+            if (k := self.known.get(a)) is not None and k.dtype == "Sym":
+                continue  # a size (dynamic shapes): a number in the kernel's code, no buffer read
+            if not self.passed.get(a) or self._realized_before(a, at):  # a realized argument is one read
                 reads.add(a)
             else:
                 reads |= self.reads.get(a, frozenset())
@@ -163,8 +209,13 @@ class Origins:
         if len(node_users) > 1 and not self._tuple(node_users) and (
                 len(reads) > REALIZE_READS or any(u in extern for u in node_users) or "output" in node_users):
             return True, frozenset((n.name,))  # a reused result: stored rather than recomputed
-        if op in REALIZED_BY_LOWERING and not self._unrolled(n):
+        if op in SCANS:
             return True, frozenset((n.name,))  # its lowering realizes what it returns
+        if op in REALIZED_BY_LOWERING:
+            # realized where it is lowered, but over fewer elements than the threshold it is lowered
+            # as two reductions, unrolled, that pass their origins on (a MoE router's softmax over 4
+            # experts, in its topk's origins; over 8 it is realized)
+            return not (1 < self._reduced_over(n) < UNROLL_REDUCTIONS), frozenset((n.name,))
         if len(reads) > REALIZE_ACC_READS or self._unrolled(n):
             return True, frozenset((n.name,))
         return False, frozenset(reads)
@@ -178,11 +229,32 @@ class Origins:
     def _unrolled(self, n: FxNode) -> bool:
         """A reduction over a few elements: Inductor unrolls it into a pointwise that inlines its
         input once per element, too large an inner function to pass on (it is stored)."""
-        if op_name(n.target) not in REDUCTIONS or not n.args:
-            return False
+        return op_name(n.target) in REDUCTIONS and 1 < self._reduced_over(n) <= UNROLL_REDUCTIONS
+
+    def _reduced_over(self, n: FxNode) -> int:
+        """How many elements node `n` reduces each of its results over (its results' shape: a
+        tuple's first element's, for a node with several); 0 when unknown."""
+        if not n.args:
+            return 0
         source = self.known.get(n.args[0])
-        size_in, size_out = _numel(source.shape if source else None), _numel(n.shape)
-        return size_in is not None and size_out and 1 < size_in // size_out <= UNROLL_REDUCTIONS
+        shape = n.shape or next((u.shape for name in self.users.get(n.name, ())
+                                 if (u := self.known.get(name)) is not None and u.target == "operator.getitem"), None)
+        size_in, size_out = _numel(source.shape if source else None), _numel(shape)
+        return size_in // size_out if size_in is not None and size_out else 0
+
+
+def returns_own_tensor(node: FxNode, known: dict[str, FxNode], users: dict[str, list[str]]) -> bool:
+    """Whether an extern call of `node` returns one tensor, the node's own result (its
+    `origin_node`): not a mutating op (none), nor a call with several (its users take tuple
+    elements), nor a convolution with a bias (a pointwise adds it)."""
+    return (node.op == "call_function" and node.dtype is not None and not is_conv_with_bias(node)
+            and op_name(node.target) not in VIEW_OPS
+            and not any((u := known.get(name)) is not None and u.target == "operator.getitem"
+                        for name in users.get(node.name, ())))
+
+
+def _target(known: dict[str, FxNode], name: str) -> str:
+    return node.target if (node := known.get(name)) is not None else ""
 
 
 def _numel(shape) -> int | None:

@@ -7,7 +7,7 @@ from functools import cached_property
 
 from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse
 from compile_viz.linking.matcher import Matcher, op_matches
-from compile_viz.linking.origins import MATMULS, Origins, is_conv_with_bias, viewed_inputs
+from compile_viz.linking.origins import MATMULS, Origins, is_conv_with_bias, returns_own_tensor, viewed_inputs
 from compile_viz.linking.reasons import VIEW_OPS, no_kernel_reason, op_name
 
 PROVENANCE, COMMENTS, STRUCTURE, ORDER = "provenance", "comments", "structure", "order"
@@ -38,6 +38,9 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     reuses = {a.name: a.reused_from for a in (oc.allocations if oc is not None else ()) if a.kind == "reuse"}
     seen: set[str] = set()  # buffers passed so far
     first_aten: dict[str, tuple[str, ...]] = {}  # kernel -> its first launch's `Original ATen` in call()
+    extern_ops = {la.kernel.split(".")[1] if la.kernel.startswith("extern_kernels.") else la.kernel
+                  for la in launches if la.is_extern}
+    made_for_call: dict[str, tuple[str, str]] = {}  # kernel -> (op, target) of the extern call it realizes the input of
     for i, la in enumerate(launches):
         said = (la.kernel, la.comments.source_nodes, la.comments.original_aten)
         if evidence[i]:
@@ -52,6 +55,8 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
             if la.kernel not in first_seen and template:
                 sets[i], evidence[i] = set(template), COMMENTS
                 matcher.claim(la.kernel, template, la.buffers)
+                if made_for := _extern_node(template, known, extern_ops, matcher.extern_taken):
+                    made_for_call[la.kernel] = made_for
                 first_aten[la.kernel] = la.comments.original_aten
             elif la.comments.source_nodes and said in siblings:
                 sets[i], evidence[i] = set(siblings[said]), COMMENTS
@@ -62,6 +67,20 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                 sets[i] = _without_ops_unsaid(found, first_aten.get(la.kernel, ()), la.comments.original_aten,
                                               known, users)
                 sets[i] |= _views_of_extern(found, known, matcher.extern_taken)
+            elif op := _template_matmul(oc.kernel(la.kernel) if oc else None, template, known):
+                # a template's later launch its sub-graph was not found for (its first launch fused
+                # another prologue: the embedding's layer norm): its matrix multiply, found as an
+                # extern call's is, by what the launch is passed; the origins come below
+                sets[i], evidence[i] = matcher.extern(la, matcher.available(la, written, elements, reuses), op), ORDER
+                ties.note(i, sets[i], matcher.alternatives)
+            elif (made_for := made_for_call.get(la.kernel)) and not any(
+                    known[n].target == made_for[1] for n in la.comments.source_nodes if n in known):
+                # a kernel made in an extern call's lowering (it realizes the call's input, and its
+                # first launch lists the call's node): a later launch is made for the next call of
+                # that op, and takes that call's origins below (Mixtral's expert inputs, gathered
+                # and masked for each layer's grouped_mm_fallback). A comment that names the call's
+                # node (a backward's names are the graph's own) places it below, as before.
+                sets[i], evidence[i] = matcher.next_of(*made_for), ORDER
             elif hinted := {n for n in la.comments.source_nodes if n in known}:
                 passed = {b for b in la.buffers if b in matcher.inputs}
                 sets[i], evidence[i] = hinted | _recomputed(hinted, passed, known, matcher.extern_taken), COMMENTS
@@ -81,7 +100,8 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                   *(b for b in la.buffers if b not in seen and b not in known)):
             written[b] = sets[i]
         seen.update(la.buffers)
-    _with_origins(post, launches, sets, evidence, users, known)
+    _with_origins(post, launches, sets, evidence, users, known,
+                  {k.name for k in oc.kernels if k.kind == "template"} if oc is not None else set())
     _with_constants(launches, sets, evidence, known)
     return sets, evidence, ties.of
 
@@ -126,23 +146,40 @@ def _from_provenance(graph: GraphParse, launches, use_provenance: bool) -> tuple
 
 
 def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[str], users: dict[str, list[str]],
-                  known: dict[str, FxNode]) -> None:
-    """Extern calls, and kernels placed by what they can compute (no comments): their sets as
-    Inductor's origins have them, with what was inlined into them (in place)."""
+                  known: dict[str, FxNode], templates: set[str] | frozenset[str] = frozenset()) -> None:
+    """Extern calls, kernels placed by what they can compute (no comments) or by the call they are
+    made for, and a template's later launches: their sets as Inductor's origins have them, with
+    what was inlined into them (in place)."""
     guessed = [i for i, la in enumerate(launches) if sets[i] and (
         (la.is_extern and evidence[i] != PROVENANCE) or (not la.is_extern and evidence[i] == ORDER))]
+    # a template's later launch (found by structure, or by what its first launch wrote): what its
+    # matrix multiply gathered, as an extern call's origins; the first launch's comments list its own
+    # (a prologue inlined into the input it realizes: the layer norm before a projection, in the
+    # first projection that reads it only)
+    templated = [i for i, la in enumerate(launches) if sets[i] and evidence[i] == STRUCTURE and la.kernel in templates]
     # a kernel that adds a convolution's bias: the pointwise made in the convolution's lowering
     # takes what the convolution gathered, which the first instance's template cannot show for a
     # later one (its convolution read a graph input, this one a block's output)
     biased = [i for i, la in enumerate(launches) if evidence[i] in (STRUCTURE, COMMENTS)
               and any(is_conv_with_bias(known[n]) for n in sets[i] if n in known)]
-    if guessed or biased:  # what Inductor inlined into the inputs it realized for the call (origins.py)
+    if guessed or biased or templated:  # what Inductor inlined into the inputs it realized for the call (origins.py)
+        alone = set()  # extern calls whose buffer is their node's result: the node alone, not the views it reads
+        for i in guessed:
+            if launches[i].is_extern and (own := {n for n in sets[i] if n in known
+                                                  and returns_own_tensor(known[n], known, users)}):
+                sets[i] = own
+                alone.add(i)
         extern = {n for i, la in enumerate(launches) if la.is_extern for n in sets[i]}
         viewed = viewed_inputs(launches, known)
         origins = Origins(post.nodes, users, extern, viewed)
         for i in guessed:
+            if i in alone:
+                continue
             of = origins.of_extern if launches[i].is_extern else origins.of_call
             sets[i] = set().union(*(of(n) for n in sets[i]))
+        for i in templated:
+            sets[i] |= set().union(*(origins.of_call(n) for n in sets[i] if n in known
+                                     and op_name(known[n].target) in MATMULS))
         for i in biased:
             gathered = set().union(*(origins.of_call(n) for n in sets[i] if n in known and is_conv_with_bias(known[n])))
             # a kernel's own comments list what its convolution gathered but the graph inputs it
@@ -376,6 +413,27 @@ def _is_view(n: FxNode) -> bool:
 def _transparent(n: FxNode) -> bool:
     """Nodes that never need a kernel of their own (views, tuple elements, symbolic sizes)."""
     return bool(no_kernel_reason(n, (1,)))
+
+
+def _template_matmul(kernel, template: list[str], known: dict[str, FxNode]) -> str | None:
+    """The op of a template kernel's matrix multiply (`addmm`), from its first launch's nodes; None
+    for another kernel."""
+    if kernel is None or kernel.kind != "template":
+        return None
+    return next((op for n in template if (op := op_name(known[n].target)) in MATMULS), None)
+
+
+def _extern_node(template: list[str], known: dict[str, FxNode], extern_ops: set[str], taken: set[str]
+                 ) -> tuple[str, str] | None:
+    """(op, target) of a node of a kernel's first launch that an extern call of the graph computes
+    later (none has taken it yet: the kernel realizes the call's input, where a kernel that adds a
+    convolution's bias comes after it); None when there is none."""
+    for n in template:
+        target = known[n].target
+        for op in extern_ops:
+            if n not in taken and op_matches(target, op):
+                return op, target
+    return None
 
 
 def _template(kernel, known: set[str]) -> list[str]:
