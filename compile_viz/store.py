@@ -182,11 +182,12 @@ class RunStore:
 
     def list_runs(self, query: str | None = None, *, status: str | None = None,
                   limit: int | None = None, projects: list[str] | None = None,
-                  model: str | None = None) -> list[Run]:
+                  model: str | None = None, after: str | None = None) -> list[Run]:
         """Return runs newest first; `query` matches any of SEARCHED (id, model, status, device...);
-        `projects` (when not None) keeps the runs of those projects only, `model` one model's."""
+        `projects` (when not None) keeps the runs of those projects only, `model` one model's;
+        `after` a run id: the runs listed after it (paging)."""
         self.sync()
-        ids = self.index.select(query, status=status, limit=limit, projects=projects, model=model)
+        ids = self.index.select(query, status=status, limit=limit, projects=projects, model=model, after=after)
         runs = []
         for run_id in ids:
             try:

@@ -196,10 +196,16 @@ class RunIndex:
             self.tx(work)
 
     def select(self, query: str | None = None, *, status: str | None = None, limit: int | None = None,
-               projects: Sequence[str] | None = None, model: str | None = None) -> list[str]:
+               projects: Sequence[str] | None = None, model: str | None = None,
+               after: str | None = None) -> list[str]:
         """Ids of the matching runs, newest first. `projects` (when given) keeps runs of those
-        projects only; an empty sequence keeps none."""
+        projects only; an empty sequence keeps none. `after`: only the runs listed after that run
+        (a page's last id: the next page, steady while runs are added; an unknown id gives none)."""
         sql, args = "SELECT id FROM runs WHERE 1=1", []
+        if after is not None:
+            sql += (" AND EXISTS (SELECT 1 FROM runs AS a WHERE a.id = ? AND (runs.created < a.created"
+                    " OR (runs.created = a.created AND runs.id < a.id)))")
+            args.append(after)
         if query:
             # `||` with a NULL is NULL: every column is wrapped, or a run without (say) a device
             # recorded in its meta could never be found.

@@ -37,6 +37,7 @@ class TeamServer:
             conn.request(method, path, body=body, headers=hdrs)
             resp = conn.getresponse()
             data = resp.read()
+            self.last_headers = {k.lower(): v for k, v in resp.getheaders()}
         finally:
             conn.close()
         try:

@@ -12,6 +12,7 @@ import pytest
 from conftest import compile_viz_cli
 from test_store import fake_run
 
+from compile_viz.server.api import MAX_PAGE_RUNS
 from compile_viz.server.open import open_store
 from compile_viz.server.projects import add_project
 from compile_viz.server.tokens import create_token, revoke_token
@@ -156,3 +157,31 @@ def test_record_push_sends_the_job_and_prints_its_url_last(server, tmp_path):
     run_id = lines[-1].split("=", 1)[1]
     status, meta = server.request("GET", f"/api/runs/{run_id}", token=server.tokens["vision"])
     assert status == 200 and meta["kind"] == "job" and meta["status"] == "failed"
+
+
+def _next(server) -> str | None:
+    link = server.last_headers.get("link")
+    return link[1:link.index(">")] if link else None
+
+
+def test_the_runs_list_comes_in_pages_that_follow_one_another(server):
+    token = server.tokens["vision"]
+    for model in ("page_a", "page_b", "page_c"):
+        assert _push(server, token, model)[1].returncode == 0
+    status, everything = server.request("GET", f"/api/runs?limit={MAX_PAGE_RUNS}", token=token)
+    assert status == 200 and len(everything) >= 3 and _next(server) is None
+    ids, path = [], "/api/runs?limit=2"
+    while path:  # each page from where the last one ended, as its Link header says
+        status, page = server.request("GET", path, token=token)
+        assert status == 200 and len(page) <= 2
+        ids += [r["id"] for r in page]
+        path = _next(server)
+    assert ids == [r["id"] for r in everything]  # newest first, each once
+    status, found = server.request("GET", "/api/runs?model=page_b", token=token)
+    assert status == 200 and [r["model"] for r in found] == ["page_b"]
+    assert server.request("GET", "/api/runs?limit=0", token=token)[0] == 400
+    assert server.request("GET", f"/api/runs?limit={MAX_PAGE_RUNS + 1}", token=token)[0] == 400
+    assert server.request("GET", "/api/runs?after=..%2Fx", token=token)[0] == 400
+    audio = _push(server, server.tokens["audio"], "audio_page")[0]
+    status, said = server.request("GET", f"/api/runs?after={audio.id}", token=token)  # another project's run
+    assert status == 404 and "vision" in said["error"]

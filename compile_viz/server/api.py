@@ -1,6 +1,10 @@
 """The HTTP API under /api, each path behind a bearer token (server/tokens.py):
 
-  GET  /api/runs       the token's project's runs: id, model, kind, status, created, verdict
+  GET  /api/runs       the token's project's runs, newest first: id, model, kind, status, created,
+                       verdict. A page of `limit` runs (PAGE_RUNS unless given, MAX_PAGE_RUNS at
+                       most); `after=ID` starts after that run, and a full page says where the
+                       next starts in a `Link: <...>; rel="next"` header. `q` (search), `status`
+                       and `model` narrow the list.
   GET  /api/runs/ID    one run's meta.json (404 when it is another project's, or none)
   POST /api/runs       push a run zip (the body); 201 with {"id", "url"}
 
@@ -13,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -30,6 +35,9 @@ from compile_viz.server.receive import (
 )
 from compile_viz.server.tokens import Grant, check_token
 from compile_viz.store import Run, RunStore, read_meta
+
+PAGE_RUNS = 100  # a page of GET /api/runs when no limit is asked for
+MAX_PAGE_RUNS = 1000
 
 
 @dataclass
@@ -75,8 +83,25 @@ def routes(cfg: ApiConfig) -> list[Route]:
         return wrapped
 
     async def list_runs(request: Request, grant: Grant):
-        runs = await run_in_threadpool(cfg.store.list_runs, projects=[grant.project])
-        return JSONResponse([summary(r) for r in runs])
+        q = request.query_params
+        try:
+            limit = int(q.get("limit") or PAGE_RUNS)
+        except ValueError:
+            limit = 0
+        if not 1 <= limit <= MAX_PAGE_RUNS:
+            return _error(400, f"limit is a whole number from 1 to {MAX_PAGE_RUNS}")
+        after = q.get("after") or None
+        if after is not None and not safe_run_id(after):
+            return _error(400, "bad run id in after")
+        if after is not None and await run_in_threadpool(_own_run, after, grant) is None:
+            return _error(404, f"no run {after!r} in project {grant.project} to list after")
+        narrow = {k: q[k] for k in ("q", "status", "model") if q.get(k)}
+        runs = await run_in_threadpool(cfg.store.list_runs, narrow.get("q"), status=narrow.get("status"),
+                                       model=narrow.get("model"), projects=[grant.project], limit=limit, after=after)
+        headers = {}
+        if len(runs) == limit:  # maybe more: where the next page starts
+            headers["Link"] = f'</api/runs?{urlencode({**narrow, "limit": limit, "after": runs[-1].id})}>; rel="next"'
+        return JSONResponse([summary(r) for r in runs], headers=headers)
 
     def _own_run(run_id: str, grant: Grant) -> Run | None:
         # exactly this id under the store's runs (no path, no prefix match) and in this project
