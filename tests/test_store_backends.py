@@ -117,3 +117,24 @@ def test_notes_are_kept_per_run_and_shown_to_the_runs_project_only(team_store):
     assert notes_of(index, "r1", ["audio"]) == [] and notes_of(index, "r1", []) == []
     with pytest.raises(StoreError, match="some text"):
         add_note(index, project="vision", run_id="r1", target="run", author="a", body="  ")
+
+
+def test_a_note_is_edited_or_deleted_by_its_author_alone(team_store):
+    from compile_viz.server.notes import add_note, delete_note, edit_note, notes_of
+
+    index = team_store.index
+    note = add_note(index, project="vision", run_id="r9", target="run", author="ann@example.com", body="slow?")
+    with pytest.raises(StoreError, match=r"only its author \(ann@example.com\)"):
+        edit_note(index, note.id, author="bob@example.com", body="mine now")
+    with pytest.raises(StoreError, match="only its author"):
+        delete_note(index, note.id, author="bob@example.com")
+    with pytest.raises(StoreError, match="some text"):
+        edit_note(index, note.id, author="ann@example.com", body=" ")
+    assert [(n.body, n.edited) for n in notes_of(index, "r9", ["vision"])] == [("slow?", None)]
+    edit_note(index, note.id, author="ann@example.com", body=" fast after the fix ")
+    (edited,) = notes_of(index, "r9", ["vision"])
+    assert edited.body == "fast after the fix" and edited.edited and edited.created == note.created
+    delete_note(index, note.id, author="ann@example.com")
+    assert notes_of(index, "r9", ["vision"]) == []
+    with pytest.raises(StoreError, match="that note is gone"):
+        edit_note(index, note.id, author="ann@example.com", body="again")

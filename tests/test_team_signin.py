@@ -129,6 +129,20 @@ def test_a_note_is_kept_with_author_and_time_and_stays_inert(signed_server):
         page.get_by_text("· linked").wait_for(timeout=60_000)
         OUT.mkdir(exist_ok=True)
         page.screenshot(path=str(OUT / "team_note.png"))
+        # its author edits it, then deletes it (another member sees no such button: the server checks too)
+        page.get_by_role("button", name="Edit or delete").first.click()
+        text = page.get_by_label("Text")
+        text.wait_for(timeout=30_000)
+        text.fill("fast after the fix")
+        page.get_by_role("button", name="Save").click()
+        page.get_by_text(" · edited ").first.wait_for(timeout=60_000)
+        page.get_by_text("fast after the fix").first.wait_for(timeout=30_000)
+        delete = page.get_by_role("button", name="Delete this note")
+        if not delete.is_visible():  # Streamlit keeps a popover open across the rerun a save makes
+            page.get_by_role("button", name="Edit or delete").first.click()
+        delete.click()
+        page.get_by_test_id("stText").get_by_text("fast after the fix").wait_for(state="detached", timeout=60_000)
+        assert not page.get_by_text(" · edited ").count()
 
 
 @pytest.mark.parametrize("path", ["/", "/viewer", "/runs", "/compare", "/compiles", "/compile", "/fleet",

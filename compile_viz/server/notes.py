@@ -23,6 +23,7 @@ class Note:
     author: str
     created: str
     body: str
+    edited: str | None = None  # when its author last changed it
 
 
 def target_of(graph: str | None = None, launch: str | None = None, kernel: str | None = None,
@@ -35,16 +36,23 @@ def target_of(graph: str | None = None, launch: str | None = None, kernel: str |
     return f"graph:{graph}" if graph else "run"
 
 
-def add_note(index: RunIndex, *, project: str, run_id: str, target: str, author: str, body: str) -> Note:
-    """Keep a note; StoreError (one line) when it is empty or too long."""
+def _checked(body: str) -> str:
     body = body.strip()
     if not body:
         raise StoreError("a note needs some text")
     if len(body) > MAX_NOTE_CHARS:
         raise StoreError(f"a note holds {MAX_NOTE_CHARS} characters at most")
+    return body
+
+
+def _now() -> str:
     stamp = time.time()
-    created = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stamp)) + f".{int(stamp % 1 * 1e6):06d}Z"
-    note = Note(secrets.token_hex(6), project, run_id, target[:500], author, created, body)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(stamp)) + f".{int(stamp % 1 * 1e6):06d}Z"
+
+
+def add_note(index: RunIndex, *, project: str, run_id: str, target: str, author: str, body: str) -> Note:
+    """Keep a note; StoreError (one line) when it is empty or too long."""
+    note = Note(secrets.token_hex(6), project, run_id, target[:500], author, _now(), _checked(body))
     index.tx(lambda cur: cur.execute(
         "INSERT INTO notes (id, project, run_id, target, author, created, body) VALUES (?, ?, ?, ?, ?, ?, ?)",
         (note.id, note.project, note.run_id, note.target, note.author, note.created, note.body)))
@@ -57,6 +65,30 @@ def notes_of(index: RunIndex, run_id: str, projects: tuple[str, ...] | list[str]
         return []
     marks = ", ".join("?" for _ in projects)
     rows = index.tx(lambda cur: cur.execute(
-        f"SELECT id, project, run_id, target, author, created, body FROM notes WHERE run_id = ? "
+        f"SELECT id, project, run_id, target, author, created, body, edited FROM notes WHERE run_id = ? "
         f"AND project IN ({marks}) ORDER BY created, id", (run_id, *projects)).fetchall())
     return [Note(*r) for r in rows]
+
+
+def edit_note(index: RunIndex, note_id: str, *, author: str, body: str) -> None:
+    """Change a note's text; only its author may (StoreError, one line, otherwise or when it is gone)."""
+    body = _checked(body)
+    _change(index, note_id, author, "UPDATE notes SET body = ?, edited = ? WHERE id = ? AND author = ?",
+            (body, _now(), note_id, author))
+
+
+def delete_note(index: RunIndex, note_id: str, *, author: str) -> None:
+    """Remove a note; only its author may (StoreError, one line, otherwise or when it is gone)."""
+    _change(index, note_id, author, "DELETE FROM notes WHERE id = ? AND author = ?", (note_id, author))
+
+
+def _change(index: RunIndex, note_id: str, author: str, sql: str, args: tuple) -> None:
+    def work(cur):
+        found = cur.execute("SELECT author FROM notes WHERE id = ?", (note_id,)).fetchone()
+        if found is None:
+            raise StoreError("that note is gone: someone deleted it; reload the page")
+        if found[0] != author:
+            raise StoreError(f"only its author ({found[0]}) can change or delete a note")
+        cur.execute(sql, args)
+
+    index.tx(work)

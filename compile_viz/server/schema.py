@@ -18,4 +18,7 @@ SERVER_MIGRATIONS: tuple[Migration, ...] = (
         "target TEXT NOT NULL, author TEXT NOT NULL, created TEXT NOT NULL, body TEXT NOT NULL)",
         "CREATE INDEX notes_run ON notes (run_id, created)",
     )),
+    Migration(3, "notes edited by their author", (
+        "ALTER TABLE notes ADD COLUMN edited TEXT",
+    )),
 )

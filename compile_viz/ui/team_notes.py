@@ -44,6 +44,7 @@ def sidebar(store) -> None:
         return
     from compile_viz.server.notes import add_note, notes_of, target_of
 
+    me = str(st.user.get("email") or "?")
     project = run.meta.get("project")
     q = st.query_params
     here = target_of(q.get("graph"), q.get("launch"), q.get("kernel"), q.get("node"))
@@ -53,9 +54,12 @@ def sidebar(store) -> None:
         for note in notes_of(store.index, run.id, store.projects()):
             box = st.container(border=True)
             mark = " · linked" if note.id == shown else ""
-            box.caption(md(f"{note.author} · {note.created} · {note.target}{mark}"))
+            edited = f" · edited {note.edited}" if note.edited else ""
+            box.caption(md(f"{note.author} · {note.created}{edited} · {note.target}{mark}"))
             box.text(note.body)  # plain text: nothing a note holds is rendered as markup or a link
             box.markdown(f"[open]({note_link(note.target, run.id, note.id)})")
+            if note.author == me:
+                _own_note(box, store, note, me)
         with st.form("add_note", clear_on_submit=True):
             body = st.text_area(md(f"Note on {here}"), max_chars=4000)
             if st.form_submit_button("Add note") and body.strip():
@@ -66,6 +70,27 @@ def sidebar(store) -> None:
                     st.error(str(e))
                 st.rerun()
         history(store, run)
+
+
+def _own_note(box, store, note, me: str) -> None:
+    """Edit or delete, for the note's author alone (the server checks the author again)."""
+    from compile_viz.server.notes import delete_note, edit_note
+
+    with box.popover("Edit or delete"):
+        with st.form(f"edit_note:{note.id}"):
+            body = st.text_area("Text", value=note.body, max_chars=4000, key=f"note_body:{note.id}")
+            saved = st.form_submit_button("Save")
+        dropped = st.button("Delete this note", key=f"drop_note:{note.id}")
+        if saved or dropped:
+            try:
+                if dropped:
+                    delete_note(store.index, note.id, author=me)
+                else:
+                    edit_note(store.index, note.id, author=me, body=body)
+            except StoreError as e:
+                st.error(str(e))
+                return
+            st.rerun()
 
 
 def history(store, run) -> None:
