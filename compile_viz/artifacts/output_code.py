@@ -37,7 +37,7 @@ HEURISTICS = re.compile(r"^@(?:triton_heuristics\.)?(\w+)\(", re.M)
 
 UNPACK_ARGS = re.compile(r"^\(?([\w, ]+?),?\)? = args$")
 ASSERT_SIZE = re.compile(r"^assert_size_stride\((\w+), (\(.*?\)), (\(.*?\))")
-ASSIGN = re.compile(r"^(\w+(?:, \w+)*),? = (.*)$")
+ASSIGN = re.compile(r"^\(?(\w+(?:, \w+)*),?\)? = (.*)$")  # `(buf0,) = self.partitions[0](...)` too
 REUSE = re.compile(r"^(\w+) = (.*?); del (\w+)\s*# reuse$")
 ALLOC = re.compile(r"^(empty_strided\w*|torch\.empty_strided|empty|torch\.empty)\((\(.*?\)), (\(.*?\))(?:, (.*))?\)$")
 POOL = re.compile(r"^alloc_from_pool\((.*)\)$")
