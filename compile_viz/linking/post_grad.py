@@ -6,13 +6,14 @@ from collections import Counter
 from functools import cached_property
 
 from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse
-from compile_viz.linking.matcher import Matcher, op_matches
+from compile_viz.linking.matcher import Matcher
 from compile_viz.linking.origins import MATMULS, Origins, is_conv_with_bias, returns_own_tensor, viewed_inputs
-from compile_viz.linking.reasons import VIEW_OPS, no_kernel_reason, op_name
+from compile_viz.linking.reasons import VIEW_OPS, no_kernel_reason, op_matches, op_name
 
 PROVENANCE, COMMENTS, STRUCTURE, ORDER = "provenance", "comments", "structure", "order"
 
 
+# long: one pass over the launches, each branch a placement rule in the order they are tried
 def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool, users: dict[str, list[str]],
                    known: dict[str, FxNode], order: dict[str, int]
                    ) -> tuple[list[set[str]], list[str], dict[int, tuple[frozenset[str], ...]]]:

@@ -56,3 +56,13 @@ def reason_of(op_kind: str, target: str, dtype: str | None, has_users: bool) -> 
     if not has_users:
         return REASONS["dead"]
     return REASONS["unmapped"]
+
+
+def op_matches(target: str, op: str) -> bool:
+    """`aten.mm.default` matches extern op `mm`; a fallback `aten.foo.default` matches itself."""
+    if op.startswith("inductor_ops."):  # output_code.py's alias of torch.ops.inductor
+        op = "inductor." + op[len("inductor_ops."):]
+    if target == op or ("." in op and target.startswith(op + ".")):
+        return True  # an op called without its overload: `aten.convolution(...)` (torch 2.0)
+    parts = target.split(".")
+    return len(parts) >= 2 and parts[1] == op
