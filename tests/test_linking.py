@@ -260,6 +260,11 @@ lines when it came, every one agreeing since), fixed by rules:
 Left on the fleet: none. Swin (tests/fixtures/classes) keeps two: launches 54 and 64, later
 launches found by structure, short of the residual adds and views before them (add_28, add_32,
 add_tensor_4, add_tensor_6, view_74...).
+
+A user-defined Triton kernel (tests/fixtures/unseen/user_triton.zip, held out): its launch is the
+next `triton_kernel_wrapper_mutation` (or `_functional`) node in graph order, one launch a node;
+before that rule it took the next nodes of the graph (the sigmoid and mul of the launch after it).
+Left: it also lists the `empty` it fills, which PyTorch's provenance leaves out.
 """
 
 
@@ -348,3 +353,23 @@ def test_links_in_parse_json():
     assert links["launches"][1]["source_lines"] == [["capture_cases.py", 21]]
     assert links["launches"][1]["fusion_group"] == "op1_op2_op3"
     assert links["fx_nodes"]["amax"] == {"launches": [1], "no_kernel_reason": None}
+
+
+def test_a_user_triton_kernel_launch_is_its_wrapper_node():
+    """tests/fixtures/unseen/user_triton.zip (H100, torch 2.11, tests/third_party/user_triton.py): the
+    model's own @triton.jit kernel launched between Inductor's. With PyTorch's provenance and the
+    trace's stacks hidden, its launch is the `triton_kernel_wrapper_mutation` node Dynamo made of the
+    call, with the relu it reads (as PyTorch's provenance has it) and the `empty` it fills (which
+    PyTorch leaves out); before the rule it took the graph's next nodes, the sigmoid and mul of the
+    launch after it. Its source lines: the relu, `torch.empty_like(h)` and the kernel's call."""
+    from dataclasses import replace
+
+    (g,) = parse_path(str(ROOT / "tests" / "fixtures" / "unseen" / "user_triton.zip")).graphs
+    truth = build_index(g)
+    guess = build_index(replace(g, provenance=None, kernel_stacks=None))
+    (user,) = [la for la in guess.launches if la.kind == "user"]
+    assert user.kernel == "scaled_add_kernel_0"
+    assert set(user.post_grad_nodes) == set(truth.launches[user.index].post_grad_nodes) | {"empty"}
+    assert "triton_kernel_wrapper_mutation" in user.post_grad_nodes
+    assert [line for _, line in user.source_lines] == [29, 30, 32]
+    assert set(guess.launches[user.index + 1].post_grad_nodes) == {"sigmoid", "mul"}

@@ -42,6 +42,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     extern_ops = {la.kernel.split(".")[1] if la.kernel.startswith("extern_kernels.") else la.kernel
                   for la in launches if la.is_extern}
     made_for_call: dict[str, tuple[str, str]] = {}  # kernel -> (op, target) of the extern call it realizes the input of
+    user_kernels = {k.name for k in oc.kernels if k.kind == "user"} if oc is not None else set()
     for i, la in enumerate(launches):
         said = (la.kernel, la.comments.source_nodes, la.comments.original_aten)
         if evidence[i]:
@@ -49,6 +50,8 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
         elif la.is_extern:
             sets[i], evidence[i] = matcher.extern(la, matcher.available(la, written, elements, reuses)), ORDER
             ties.note(i, sets[i], matcher.alternatives)
+        elif la.kernel in user_kernels:  # the model's own @triton.jit kernel: its wrapper node, in graph order
+            sets[i], evidence[i] = _user_kernel_node(matcher, la), ORDER
         else:
             template = templates.get(la.kernel)
             if template is None:
@@ -105,6 +108,16 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                   {k.name for k in oc.kernels if k.kind == "template"} if oc is not None else set())
     _with_constants(launches, sets, evidence, known)
     return sets, evidence, ties.of
+
+
+def _user_kernel_node(matcher: Matcher, la) -> set[str]:
+    """The higher-order node a user-defined Triton kernel's launch runs (one launch a node: Inductor
+    never fuses into it), the next in graph order; Inductor makes the functional wrapper a mutation
+    when it can reinplace its outputs."""
+    for op in ("triton_kernel_wrapper_mutation", "triton_kernel_wrapper_functional"):
+        if found := matcher.extern(la, None, op):
+            return found
+    return set()
 
 
 class _Ties:
