@@ -244,3 +244,19 @@ def test_every_view_renders_on_captures_nobody_here_wrote(source):
         for kernel in graph.output_code.kernels if graph.output_code else ():
             html = highlight_code(kernel.source, language=kernel_language(kernel.backend), first_line=kernel.source_line)
             assert "<script" not in html.lower()
+
+
+def test_a_user_triton_kernels_call_is_drawn_in_its_launchs_box():
+    """PyTorch's provenance gives the `triton_kernel_wrapper_mutation` node of a user-defined Triton
+    kernel (tests/fixtures/unseen/user_triton.zip) to the kernel launched before it as well: the node
+    is drawn in the user kernel's own box, so that launch has one to click."""
+    from compile_viz.artifacts import parse_path
+    from compile_viz.linking import build_index
+    from compile_viz.render.fx_dot import GraphView, fx_dot
+    from tests.conftest import ROOT
+
+    (g,) = parse_path(str(ROOT / "tests" / "fixtures" / "unseen" / "user_triton.zip")).graphs
+    dot = fx_dot(g.post_grad_graph, build_index(g), GraphView())
+    box = dot[dot.index('subgraph "cluster_L2"'):]
+    box = box[:box.index("  }")]
+    assert "scaled_add_kernel_0" in box and '"triton_kernel_wrapper_mutation"' in box

@@ -206,6 +206,17 @@ def _launch_box(launch: LaunchLink, members: list[str], view: GraphView) -> str:
     return f"  {dot_quote(f'L{launch.index}')} [{_attrs(attrs)}];"
 
 
+def _owner(n, ls: list[int], index) -> int:
+    """The launch whose box a node is drawn in: the first that lists it, except for the node of a
+    user-defined Triton kernel's call (`triton_kernel_wrapper_*`), which that kernel's launch owns
+    (PyTorch's provenance also gives it to the kernel launched before it)."""
+    if "triton_kernel_wrapper" in n.target:
+        for i in ls:
+            if i < len(index.launches) and index.launches[i].kind == "user":
+                return i
+    return ls[0]
+
+
 def _cluster(launch: LaunchLink, stmts: list[str], view: GraphView) -> list[str]:
     selected = launch.index in view.selected_launches
     attrs = {"label": f"{_launch_title(launch, LABEL_CHARS, short=view.short_names)} ({kind_label(launch.kind)})",
@@ -289,7 +300,7 @@ def fx_dot(fx: FxGraph, index: GraphIndex, view: GraphView) -> str:
             ls = launches_of[n.name]
             stmt = _node_stmt(n, position[n.name], ls, index, view)
             if ls and ls[0] < len(index.launches) and n.op == "call_function":
-                in_cluster.setdefault(ls[0], []).append(stmt)
+                in_cluster.setdefault(_owner(n, ls, index), []).append(stmt)
             else:
                 lines.append(stmt)
     for u, label, shape in ((INPUTS, "inputs", "invhouse"), (OUTPUTS, "outputs", "house")):
