@@ -60,6 +60,20 @@ def artifact_files(name: str) -> list[Path]:
     return sorted(Path(p) for p in glob.glob(str(CORPUS / "**" / name), recursive=True))
 
 
+def modules_after_parse_json(path, names: tuple[str, ...]) -> list[str]:
+    """Which of the modules `names` a fresh process has imported once `parse --json PATH --jobs 1` ran."""
+    script = (
+        "import sys, io, contextlib\n"
+        "from compile_viz.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    main(['parse', '--json', {str(path)!r}, '--jobs', '1'])\n"
+        f"print(' '.join(sorted(m for m in {tuple(names)!r} if m in sys.modules)))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
 def compile_viz_cli(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
     """Run `python -m compile_viz.cli ARGS` from the repository root on the CPU, as a user would."""
     env = dict(os.environ, CUDA_VISIBLE_DEVICES="", COMPILE_VIZ_WARM="0")

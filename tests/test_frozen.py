@@ -132,21 +132,9 @@ def test_every_class_has_a_docstring_and_parse_never_imports_inspect():
     ast, dis, tokenize: ~4 ms of every start); dataclasses imports it too, and has it loaded on
     first use only (frozen._import_dataclasses). `parse --json` of a run imports neither."""
     assert [c.__qualname__ for c in CLASSES if c.__doc__ and c.__doc__.startswith(c.__name__ + "(")] == []
-    import subprocess
-    import sys
+    from tests.conftest import SAMPLE_RUNS, modules_after_parse_json
 
-    from tests.conftest import SAMPLE_RUNS
-
-    script = (
-        "import sys, io, contextlib\n"
-        "from compile_viz.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        f"    main(['parse', '--json', {str(SAMPLE_RUNS / 'gpt_small.zip')!r}, '--jobs', '1'])\n"
-        "print(sorted(m for m in ('inspect', 'ast', 'dis', 'tokenize') if m in sys.modules))\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
+    assert modules_after_parse_json(SAMPLE_RUNS / "gpt_small.zip", ("inspect", "ast", "dis", "tokenize")) == []
 
 
 def test_kept_inits_are_the_ones_compile_makes(monkeypatch, tmp_path):

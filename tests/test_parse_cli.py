@@ -182,17 +182,8 @@ def test_launch_links_written_by_hand_are_the_encoders_text():
 def test_parse_of_a_folder_never_imports_shutil(tmp_path):
     """argparse's help formatter imports shutil to find the terminal's width; cli._Formatter is told
     it, so `parse --json` of a debug folder (no zipfile, which imports it too) never loads it."""
-    from tests.conftest import SAMPLE_RUNS
+    from tests.conftest import SAMPLE_RUNS, modules_after_parse_json
 
     with zipfile.ZipFile(SAMPLE_RUNS / "tiny_linear_relu.zip") as z:
         z.extractall(tmp_path)
-    script = (
-        "import sys, io, contextlib\n"
-        "from compile_viz.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()):\n"
-        f"    main(['parse', '--json', {str(tmp_path / 'debug')!r}, '--jobs', '1'])\n"
-        "print('shutil' in sys.modules)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "False"
+    assert modules_after_parse_json(tmp_path / "debug", ("shutil",)) == []
