@@ -66,7 +66,7 @@ def test_mapped_log_reads_as_the_whole_text(lazy, tmp_path):
         mapped.close()
         lazy_payloads += sum(p.body is None for c in left.compiles for g in c.graphs
                              for p in (g.aot_graph, g.post_grad_graph, g.output_code) if p is not None)
-        assert _plain(left) == eager, path.name
+        assert _plain(left) == _plain(eager), path.name  # a log read into memory holds its graph payloads as logged too
         assert not any("recompile_reasons: not understood" in w.text for w in eager.warnings)
         reasons = [r for c in eager.compiles for r in c.recompile_reasons]
         assert all(r[:1].isdigit() for r in reasons)  # torch 2.11's text: one reason, its stack with it

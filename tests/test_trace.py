@@ -179,6 +179,26 @@ def test_a_blank_line_inside_a_payload_is_read_past_and_two_end_it():
     assert any("MD5" in w.text and w.line == at + 1 for w in cut.warnings)  # the cut payload no longer matches
 
 
+def test_an_altered_graph_payload_says_so_when_its_graph_is_parsed():
+    """A graph payload of a log read into memory is made text, and its MD5 checked, by its graph's
+    parse (in whichever process parses that graph): an altered one warns there, at its entry's line."""
+    from compile_viz.artifacts.trace.graphs import graph_parse
+
+    lines, at = _log_lines()
+    assert len("\n".join(lines[at + 1: at + 200])) > 4096  # a payload held as logged, not read with the log
+    end = next(i for i in range(at + 1, len(lines)) if not lines[i].startswith("\t"))
+    k = next(i for i in range(at + 1, end) if "buf" in lines[i])  # a line of its payload
+    altered = list(lines)
+    altered[k] = altered[k].replace("buf", "fub", 1)
+    log = _read(altered)
+    assert not any("MD5" in w.text for w in log.warnings)  # not read yet
+    g = next(g for c in log.compiles for g in c.graphs if g.output_code is not None and g.output_code.line == at + 1)
+    parsed = graph_parse("mlp_gelu.log", g, "g")
+    assert [w.line for w in parsed.warnings if "inductor_output_code" in w.text and "MD5" in w.text] == [at + 1]
+    assert not any("MD5" in w.text for w in graph_parse("mlp_gelu.log", next(
+        g for c in _read(lines).compiles for g in c.graphs if g.output_code is not None), "g").warnings)
+
+
 def test_an_entry_whose_metadata_is_cut_orphans_its_payload():
     lines, at = _log_lines()
     payload_lines = next(i for i in range(at + 1, len(lines)) if not lines[i].startswith("\t")) - at - 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from compile_viz.artifacts.trace.index import PayloadSpan
+from compile_viz.artifacts.trace.index import HeldPayload, PayloadSpan
 from compile_viz.artifacts.trace.model import CompileRecord, Payload, Phase, StackFrame, TraceGraph
 
 AOT_ID = re.compile(r"^# AOT ID: \['(\d+)_(\w+)'\]", re.M)
@@ -90,8 +90,8 @@ class CompileBuilder:
         self.aot = {k: replace(p, line=p.line + before) for k, p in self.aot.items()}
         self.slots = [{k: replace(p, line=p.line + before) for k, p in slot.items()} for slot in self.slots]
 
-    def add_graph_payload(self, name: str, payload: str | PayloadSpan, lineno: int) -> None:
-        p = Payload(name, None, lineno, payload) if isinstance(payload, PayloadSpan) else Payload(name, payload, lineno)
+    def add_graph_payload(self, name: str, payload: str | PayloadSpan | HeldPayload, lineno: int) -> None:
+        p = Payload(name, payload, lineno) if isinstance(payload, str) else Payload(name, None, lineno, payload)
         if name in AOT_KINDS:
             self.aot[AOT_KINDS[name]] = p
             return

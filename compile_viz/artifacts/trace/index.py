@@ -139,12 +139,55 @@ class PayloadSpan:
     stop: int  # the newline that ends it
     md5: str | None  # what its entry says the payload's MD5 is (has_payload), when it says
 
+    def read(self) -> tuple[str, bool]:
+        return read_span(self)
+
+    def head(self, size: int) -> str:
+        return read_span_head(self, size)
+
 
 def payload_bytes(raw: bytes) -> bytes:
     """A payload's bytes from its lines as logged: the leading tab of each line dropped."""
     if raw[:1] == b"\n":
         raw = raw[1:]
-    return LINE_START.sub(b"\n", raw)[1:]
+    if b"\n\n" in raw:  # a blank line the log stuttered: the regex drops it too
+        return LINE_START.sub(b"\n", raw)[1:]
+    return raw.replace(b"\n\t", b"\n")[1:]  # one C pass, 4x the regex's speed
+
+
+class HeldPayload:
+    """A graph payload of a log read into memory, kept as logged (tab-indented lines) and turned
+    into text, its MD5 checked, when its graph is parsed: in whichever process parses that graph
+    (`parse --json` shares graphs out between processes), not in the one that read the log.
+    Answers `read()` and `head(size)` as a PayloadSpan does; its `start` and `stop` give its size."""
+
+    __slots__ = ("raw", "md5", "start", "stop", "_read")
+
+    def __init__(self, raw: bytes, md5: str | None) -> None:
+        self.raw, self.md5, self.start, self.stop = raw, md5, 0, len(raw)
+        self._read: tuple[str, bool] | None = None
+
+    def read(self) -> tuple[str, bool]:
+        """(text, intact): intact is False when its MD5 differs from the one its entry gave."""
+        if self._read is None:
+            data = payload_bytes(self.raw)
+            self._read = (decode(data)[0], self.md5 is None or hashlib.md5(data).hexdigest() == self.md5)
+        return self._read
+
+    def head(self, size: int) -> str:
+        """Its first `size` characters or so, without turning the rest into text."""
+        if self._read is not None:
+            return self._read[0][:size]
+        return decode(payload_bytes(self.raw[:2 * size + 64]))[0][:size]
+
+    def __reduce__(self):  # pickled as logged, read again where it lands
+        return HeldPayload, (self.raw, self.md5)
+
+    def __eq__(self, other) -> bool:  # the same payload as logged, as PayloadSpans compare by place
+        return isinstance(other, HeldPayload) and self.md5 == other.md5 and self.raw == other.raw
+
+    def __hash__(self) -> int:
+        return hash((self.raw, self.md5))
 
 
 @functools.lru_cache(maxsize=32)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.model import DebugParse, ParseWarning, StackFrame  # noqa: F401 - StackFrame: here too
-from compile_viz.artifacts.trace.index import PayloadSpan, read_span, read_span_head
+from compile_viz.artifacts.trace.index import HeldPayload, PayloadSpan
 
 
 @frozen(slots=True)
@@ -34,25 +34,26 @@ class Phase:
 class Payload:
     """An entry's payload: its text, and where it starts in the log (for warnings and links).
 
-    A graph payload of a big log stays in the file (`span`, trace/index.py) until its text is asked for."""
+    A graph payload of a big log stays in the file (`span`, trace/index.py), one of a log read into
+    memory stays as logged (a HeldPayload), until its text is asked for."""
 
     name: str  # the entry's kind: "inductor_output_code", "aot_forward_graph", ...
     body: str | None  # the text, when it was read with the log; None when it is left in the file
     line: int  # line of the entry's metadata in the log; the payload starts on the next
-    span: PayloadSpan | None = None
+    span: PayloadSpan | HeldPayload | None = None
 
     @property
     def text(self) -> str:
         if self.body is not None:
             return self.body
-        return read_span(self.span)[0]
+        return self.span.read()[0]
 
     @property
     def intact(self) -> bool:
         """False when a payload read from its file now does not match the MD5 its entry gave."""
         if self.body is not None:
             return True
-        return read_span(self.span)[1]
+        return self.span.read()[1]
 
     @property
     def size(self) -> int:
@@ -63,7 +64,7 @@ class Payload:
         """Its first `size` characters, read from the file alone when it was left there."""
         if self.body is not None:
             return self.body[:size]
-        return read_span_head(self.span, size)
+        return self.span.head(size)
 
 
 @frozen(slots=True)

@@ -22,6 +22,7 @@ from compile_viz.artifacts.text import GLOG_PREFIX, decode
 from compile_viz.artifacts.trace.build import CompileBuilder, compile_id_of, pair_phases
 from compile_viz.artifacts.trace.index import (
     LAZY_PAYLOAD_BYTES,
+    HeldPayload,
     RELEASE_BYTES,
     LogBytes,
     LoggedJSON,
@@ -204,12 +205,21 @@ class _Reader:
                 if self.source is not None and name in LEFT_IN_FILE and stop - p > LAZY_PAYLOAD_BYTES:
                     expected = envelope.get("has_payload")
                     payload = PayloadSpan(self.source, p, stop, expected if isinstance(expected, str) else None)
-                    lineno += len(NEWLINE.findall(buf, p, stop + 1))  # counted where it lies: no copy
+                    lineno += buf.count(b"\n", p, stop + 1)  # counted where it lies: no copy
                 elif name not in HANDLERS:
                     # an entry nothing here reads (before_post_grad_graph, fx_graph_runnable, side
                     # effects: a quarter of a log's bytes): its payload is neither unescaped, checked
                     # nor decoded, as a graph payload left in the file is not until it is opened
-                    lineno += len(NEWLINE.findall(buf, p, stop + 1))
+                    lineno += buf.count(b"\n", p, stop + 1)
+                elif name in GRAPH_ENTRIES and stop - p > LAZY_PAYLOAD_BYTES:
+                    # a graph payload: kept as logged, made text (and checked) by its graph's parse,
+                    # in the process that parses it; only its bytes' UTF-8 is looked at now
+                    raw = buf[p:stop]
+                    if not raw.isascii():
+                        self.decode(raw)
+                    expected = envelope.get("has_payload")
+                    payload = HeldPayload(raw, expected if isinstance(expected, str) else None)
+                    lineno += buf.count(b"\n", p, stop + 1)
                 else:
                     raw = buf[p:stop + 1]
                     payload = self.payload(raw[:-1] if stop < size else raw, envelope, at)
