@@ -61,12 +61,13 @@ def is_trace_file(path: str) -> bool:
         return looks_like_trace(fh.read(SNIFF_BYTES))  # a zip's first bytes are never a glog line
 
 
-def trace_logs(path: str, *, skip_dirs: tuple[str, ...] = ()) -> list[tuple[str, LogBytes]]:
+def trace_logs(path: str, *, skip_dirs: tuple[str, ...] = (), mapped: bool = False) -> list[tuple[str, LogBytes]]:
     """(display path, bytes) of every TORCH_TRACE log at `path`, sorted by name; [] when none. A big
-    plain log on disk comes mapped (index.MappedLog), which every reader takes as it takes bytes.
+    plain log on disk comes mapped (index.MappedLog), which every reader takes as it takes bytes;
+    with `mapped`, a small plain one too (index.LogMap: for read.parse_trace, which reads either).
     Folders named in `skip_dirs` (at any depth: a run's "debug") are not read."""
     if os.path.isfile(path):
-        mapped = _mapped(path)
+        mapped = _mapped(path, mapped)
         if mapped is not None:
             return [(path, mapped)]
         with open(path, "rb") as fh:
@@ -79,27 +80,30 @@ def trace_logs(path: str, *, skip_dirs: tuple[str, ...] = ()) -> list[tuple[str,
             return []
     reader = ArtifactReader(path)
     try:
-        return _logs_in(reader, lambda d: not (skip_dirs and any(part in skip_dirs for part in d.split("/"))))
+        return _logs_in(reader, lambda d: not (skip_dirs and any(part in skip_dirs for part in d.split("/"))),
+                        mapped)
     finally:
         reader.close()
 
 
-def _mapped(path: str):
-    """A big plain log on disk, mapped (trace/index.py), or None: a small one, a gzip one or no log."""
-    from compile_viz.artifacts.trace.index import map_log, wants_map
+def _mapped(path: str, small: bool = False):
+    """A big plain log on disk, mapped (trace/index.py), or None: a small one (unless `small`: then
+    a LogMap), a gzip one, an empty one or no log."""
+    from compile_viz.artifacts.trace.index import LogMap, map_log, wants_map
 
-    if not wants_map(path):
+    big = wants_map(path)
+    if not big and not (small and os.path.getsize(path) > 0):
         return None
-    mapped = map_log(path)
+    mapped = map_log(path, None if big else LogMap)
     if mapped[:2] == b"\x1f\x8b" or not looks_like_trace(mapped[:SNIFF_BYTES]):
         mapped.close()
         return None
     return mapped
 
 
-def _logs_in(reader: ArtifactReader, wanted) -> list[tuple[str, LogBytes]]:
+def _logs_in(reader: ArtifactReader, wanted, mapped: bool = False) -> list[tuple[str, LogBytes]]:
     """(path in the reader, bytes) of every TORCH_TRACE log in the folders `wanted(folder)` accepts,
-    by folder then by name, gzip ones unpacked."""
+    by folder then by name, gzip ones unpacked; `mapped` as for trace_logs."""
     found = []
     for d, names in sorted(reader.dirs.items()):
         if not wanted(d):
@@ -107,9 +111,9 @@ def _logs_in(reader: ArtifactReader, wanted) -> list[tuple[str, LogBytes]]:
         for name in sorted(names):
             if not name.endswith(SUFFIXES):
                 continue
-            mapped = None if reader.is_zip else _mapped(os.path.join(reader.root, *d.split("/"), name))
-            if mapped is not None:
-                found.append((member_path(d, name), mapped))
+            log = None if reader.is_zip else _mapped(os.path.join(reader.root, *d.split("/"), name), mapped)
+            if log is not None:
+                found.append((member_path(d, name), log))
                 continue
             data = reader.read(d, name)
             data = _gunzip(data) if data is not None else None
@@ -133,7 +137,7 @@ def planned_trace(path: str) -> tuple[TraceParse, tuple[GraphJob, ...]]:
     with no graphs parsed yet, and one job per graph. Raises DiscoveryError as parse_trace_path."""
     if not os.path.exists(path):
         raise DiscoveryError(f"no such file or folder: {path}")
-    logs = trace_logs(path)
+    logs = trace_logs(path, mapped=True)  # read.parse_trace walks a mapped log as it walks bytes
     if not logs:
         raise DiscoveryError(
             f"no TORCH_TRACE log under {path}: point at a log written with TORCH_TRACE=DIR, "

@@ -80,10 +80,14 @@ def lazy_trace_parse(run: TraceParse, jobs: tuple[GraphJob, ...]) -> TraceParse:
 
 
 def _check_md5(log_path: str, g: TraceGraph, payload: Payload, warnings: list[ParseWarning]) -> None:
-    """A warning when a payload read now (left in a big log, or held as logged) does not match its MD5."""
+    """A warning when a payload read now (left in a big log, or held as logged) does not match its
+    MD5, or held bytes that are not UTF-8."""
     if not payload.intact:
         warnings.append(ParseWarning(log_path, payload.line, f"{payload.name} ({g.compile_id}): payload does "
                                      "not match its MD5 (cut or altered)"))
+    if getattr(payload.span, "replaced", False):
+        warnings.append(ParseWarning(log_path, payload.line, f"{payload.name} ({g.compile_id}): payload is not "
+                                     "valid UTF-8; bad bytes were replaced"))
 
 
 def _folder(log_path: str, g: TraceGraph, gid: str, files: list[str]) -> GraphFolder:

@@ -32,12 +32,16 @@ LINE_START = re.compile(rb"\n\n?\t")
 COUNT_CHUNK = 16 << 20  # a mapped log's count() of one byte reads this much at a time
 
 
-class MappedLog(mmap.mmap):
+class LogMap(mmap.mmap):
     """A plain log on disk, mapped read-only, with its `path`. Every reader of log bytes takes it
     as it takes bytes (`LogBytes`): besides len, indexing, slicing (which gives bytes), find, rfind
     and compiled regexes with pos/endpos, which an mmap has, it answers the bytes methods that
     search without copying the log (count, startswith, endswith, index, rindex) as bytes does. A
-    method that makes a new whole (split, replace, decode) is not here: slice what you need first."""
+    method that makes a new whole (split, replace, decode) is not here: slice what you need first.
+
+    Mapped rather than read, a log is never copied whole into fresh memory (a 30 MB log: 20 ms of
+    page faults before its first entry is read); a small one is still walked as one read into
+    memory is (its payloads held where they lie). A big one is a MappedLog."""
 
     path: str
 
@@ -89,7 +93,12 @@ class MappedLog(mmap.mmap):
         return False
 
 
-LogBytes = bytes | MappedLog  # what every reader of a log's bytes takes
+class MappedLog(LogMap):
+    """A big log (more than LAZY_FILE_BYTES), mapped: walked once into an index kept on disk, its
+    graph payloads left in its file (PayloadSpan) until their graph is opened."""
+
+
+LogBytes = bytes | LogMap  # what every reader of a log's bytes takes
 
 
 def _span(size: int, start, end) -> tuple[int, int]:
@@ -105,10 +114,10 @@ def _needle(sub) -> bytes:
     return bytes([sub]) if isinstance(sub, int) else bytes(sub)
 
 
-def map_log(path: str) -> MappedLog:
-    """Map a log (non-empty) read-only."""
+def map_log(path: str, kind: type[LogMap] | None = None) -> LogMap:
+    """Map a log (non-empty) read-only: a MappedLog (big: indexed), or a LogMap when `kind` says."""
     with open(path, "rb") as fh:
-        mapped = MappedLog(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        mapped = (kind or MappedLog)(fh.fileno(), 0, access=mmap.ACCESS_READ)
     mapped.path = os.path.abspath(path)
     return mapped
 
@@ -123,7 +132,7 @@ def wants_map(path: str) -> bool:
 
 def release(buf, upto: int) -> None:
     """Give back the pages of a mapped log before `upto` (they are read again if touched)."""
-    if isinstance(buf, mmap.mmap) and upto > 0:
+    if isinstance(buf, MappedLog) and upto > 0:  # a small log's pages stay: its held payloads are read from them
         try:
             buf.madvise(mmap.MADV_DONTNEED, 0, upto - upto % mmap.PAGESIZE)
         except (OSError, ValueError, AttributeError):
@@ -156,32 +165,40 @@ def payload_bytes(raw: bytes) -> bytes:
 
 
 class HeldPayload:
-    """A graph payload of a log read into memory, kept as logged (tab-indented lines) and turned
-    into text, its MD5 checked, when its graph is parsed: in whichever process parses that graph
-    (`parse --json` shares graphs out between processes), not in the one that read the log.
-    Answers `read()` and `head(size)` as a PayloadSpan does; its `start` and `stop` give its size."""
+    """A graph payload of a log read into memory (or mapped and walked whole), kept where it lies
+    in the log's bytes and turned into text, its MD5 checked, when its graph is parsed: in whichever
+    process parses that graph (`parse --json` shares graphs out between processes), not in the one
+    that read the log. Answers `read()` and `head(size)` as a PayloadSpan does."""
 
-    __slots__ = ("raw", "md5", "start", "stop", "_read")
+    __slots__ = ("buf", "start", "stop", "md5", "replaced", "_read")
 
-    def __init__(self, raw: bytes, md5: str | None) -> None:
-        self.raw, self.md5, self.start, self.stop = raw, md5, 0, len(raw)
+    def __init__(self, buf: LogBytes, start: int, stop: int, md5: str | None) -> None:
+        self.buf, self.start, self.stop, self.md5 = buf, start, stop, md5
+        self.replaced = False  # bytes that are not UTF-8 were replaced (known once read)
         self._read: tuple[str, bool] | None = None
+
+    @property
+    def raw(self) -> bytes:
+        """Its lines as logged."""
+        return self.buf[self.start:self.stop]
 
     def read(self) -> tuple[str, bool]:
         """(text, intact): intact is False when its MD5 differs from the one its entry gave."""
         if self._read is None:
             data = payload_bytes(self.raw)
-            self._read = (decode(data)[0], self.md5 is None or hashlib.md5(data).hexdigest() == self.md5)
+            text, self.replaced = decode(data)
+            self._read = (text, self.md5 is None or hashlib.md5(data).hexdigest() == self.md5)
         return self._read
 
     def head(self, size: int) -> str:
         """Its first `size` characters or so, without turning the rest into text."""
         if self._read is not None:
             return self._read[0][:size]
-        return decode(payload_bytes(self.raw[:2 * size + 64]))[0][:size]
+        return decode(payload_bytes(self.buf[self.start:min(self.stop, self.start + 2 * size + 64)]))[0][:size]
 
-    def __reduce__(self):  # pickled as logged, read again where it lands
-        return HeldPayload, (self.raw, self.md5)
+    def __reduce__(self):  # pickled as its own bytes, not the log's
+        raw = self.raw
+        return HeldPayload, (raw, 0, len(raw), self.md5)
 
     def __eq__(self, other) -> bool:  # the same payload as logged, as PayloadSpans compare by place
         return isinstance(other, HeldPayload) and self.md5 == other.md5 and self.raw == other.raw

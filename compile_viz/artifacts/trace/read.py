@@ -212,13 +212,10 @@ class _Reader:
                     # nor decoded, as a graph payload left in the file is not until it is opened
                     lineno += buf.count(b"\n", p, stop + 1)
                 elif name in GRAPH_ENTRIES and stop - p > LAZY_PAYLOAD_BYTES:
-                    # a graph payload: kept as logged, made text (and checked) by its graph's parse,
-                    # in the process that parses it; only its bytes' UTF-8 is looked at now
-                    raw = buf[p:stop]
-                    if not raw.isascii():
-                        self.decode(raw)
+                    # a graph payload: held where it lies, made text (and checked) by its graph's
+                    # parse, in the process that parses that graph
                     expected = envelope.get("has_payload")
-                    payload = HeldPayload(raw, expected if isinstance(expected, str) else None)
+                    payload = HeldPayload(buf, p, stop, expected if isinstance(expected, str) else None)
                     lineno += buf.count(b"\n", p, stop + 1)
                 else:
                     raw = buf[p:stop + 1]
