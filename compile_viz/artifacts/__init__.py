@@ -81,7 +81,7 @@ def parse_path(path: str, *, lazy_above: int | None = None) -> DebugParse:
 
 
 @contextmanager
-def planned(path: str) -> Iterator[tuple[DebugParse, tuple[GraphJob, ...]]]:
+def planned(path: str, *, map_logs: bool = False) -> Iterator[tuple[DebugParse, tuple[GraphJob, ...]]]:
     """`parse_path(path)` in two parts: what belongs to the whole run (a DebugParse with no
     graphs yet: graph breaks, run-wide warnings) and one GraphJob per graph, in order, whose
     GraphParses go in its `graphs`. The jobs read their files until the block ends.
@@ -95,7 +95,7 @@ def planned(path: str) -> Iterator[tuple[DebugParse, tuple[GraphJob, ...]]]:
     from compile_viz.artifacts.trace.discover import is_trace_file, kernel_stack_fields, planned_trace
 
     if is_trace_file(path):  # a TORCH_TRACE log, plain or gzip
-        yield planned_trace(path)
+        yield planned_trace(path, map_logs=map_logs)
         return
     if os.path.isfile(path):  # a folder is never a package: zipfile is not imported for one
         from compile_viz.artifacts.package import is_package, planned_package
@@ -106,7 +106,7 @@ def planned(path: str) -> Iterator[tuple[DebugParse, tuple[GraphJob, ...]]]:
     reader = ArtifactReader(path)
     try:
         folders, runs = find_graphs(reader)
-        if not folders and (trace := _trace_or_none(path)) is not None:
+        if not folders and (trace := _trace_or_none(path, map_logs)) is not None:
             yield trace  # a folder or zip with TORCH_TRACE logs and no debug folder
             return
         if not folders:
@@ -192,10 +192,10 @@ def is_below(location: str, folder: str) -> bool:
     return folder in ("", ".") or location.startswith(folder.rstrip("/") + "/")
 
 
-def _trace_or_none(path: str):
+def _trace_or_none(path: str, map_logs: bool = False):
     from compile_viz.artifacts.trace.discover import planned_trace
 
     try:
-        return planned_trace(path)
+        return planned_trace(path, map_logs=map_logs)
     except DiscoveryError:
         return None

@@ -46,7 +46,9 @@ def _run_json_output(args) -> int:
     processes (`--jobs`), the document written in the graphs' order."""
     import compile_viz.linking  # noqa: F401 - graph_json's, imported once before any fork
 
-    plan = nullcontext(planned_trace(args.path)) if getattr(args, "trace", False) else planned(args.path)
+    # the logs mapped, not read: their graph payloads are sliced by the processes that parse them
+    trace = getattr(args, "trace", False)
+    plan = nullcontext(planned_trace(args.path, map_logs=True)) if trace else planned(args.path, map_logs=True)
     with plan as (run_part, jobs), paused_gc():  # ~10^5 dicts and lists: left on, the collector walks the whole parse again and again
         if run_part.profiles:
             return _profiled_json(args, run_part, jobs)

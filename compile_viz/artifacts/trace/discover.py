@@ -132,12 +132,15 @@ def parse_trace_path(path: str, *, lazy_above: int | None = None) -> TraceParse:
 
 
 @without_gc
-def planned_trace(path: str) -> tuple[TraceParse, tuple[GraphJob, ...]]:
+def planned_trace(path: str, *, map_logs: bool = False) -> tuple[TraceParse, tuple[GraphJob, ...]]:
     """`parse_trace_path(path)` in two parts, as `artifacts.planned` gives them: the logs read,
-    with no graphs parsed yet, and one job per graph. Raises DiscoveryError as parse_trace_path."""
+    with no graphs parsed yet, and one job per graph. Raises DiscoveryError as parse_trace_path.
+    `map_logs`: every plain log mapped, not read (trace_logs' `mapped`), its graph payloads read
+    from the mapping by the jobs; for one command's process, which ends before anyone rewrites a
+    log (a long-lived app keeps payloads it can read whatever happens to the file)."""
     if not os.path.exists(path):
         raise DiscoveryError(f"no such file or folder: {path}")
-    logs = trace_logs(path, mapped=True)  # read.parse_trace walks a mapped log as it walks bytes
+    logs = trace_logs(path, mapped=map_logs)  # read.parse_trace walks a mapped log as it walks bytes
     if not logs:
         raise DiscoveryError(
             f"no TORCH_TRACE log under {path}: point at a log written with TORCH_TRACE=DIR, "
