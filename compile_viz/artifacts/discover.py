@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path, PurePosixPath
 
 from compile_viz.artifacts.kinds import FILES
 from compile_viz.artifacts.model import GraphBreak, GraphFolder
@@ -18,6 +17,7 @@ from compile_viz.artifacts.versions import GRAPH_PARENTS
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import zipfile
+    from pathlib import Path
 
 DYNAMO_LOG = "debug.log"
 AOT_OUTPUT_CODE = "output_code.cpp"
@@ -57,10 +57,10 @@ class ArtifactReader:
             for info in infos:
                 if info.is_dir():
                     continue
-                p = PurePosixPath(info.filename)
-                if p.is_absolute() or ".." in p.parts:
+                parts = _posix_parts(info.filename)
+                if info.filename.startswith("/") or ".." in parts or not parts:
                     continue
-                self.dirs.setdefault(str(p.parent), []).append(p.name)
+                self.dirs.setdefault("/".join(parts[:-1]) or ".", []).append(parts[-1])
                 self.sizes[info.filename] = info.file_size
         else:
             for dirpath, dirnames, filenames in os.walk(root):
@@ -127,10 +127,10 @@ def find_graphs(reader: ArtifactReader) -> tuple[list[GraphFolder], list[str]]:
             runs[_parent(d)] = None
     many_runs = len(runs) > 1
     graphs = []
-    for d in sorted(graph_dirs, key=lambda d: (_run_of(d) or "", _natural(PurePosixPath(d).name))):
-        name = PurePosixPath(d).name if d not in ("", ".") else _root_name(reader)
+    for d in sorted(graph_dirs, key=lambda d: (_run_of(d) or "", _natural(_name(d)))):
+        name = _name(d) if d not in ("", ".") else _root_name(reader)
         run = _run_of(d)
-        gid = f"{PurePosixPath(run).name}/{name}" if many_runs and run else name
+        gid = f"{_name(run)}/{name}" if many_runs and run else name
         files = tuple(f for f in FILES if f in reader.dirs[d])
         kind = graph_kind(name)
         if kind == "unknown" and AOT_OUTPUT_CODE in files:  # AOTInductor's `model___0.0`: the inference graph
@@ -172,17 +172,35 @@ def _root_name(reader: ArtifactReader) -> str:
     return root[: -len(".zip")] if reader.is_zip and root.endswith(".zip") else root
 
 
+# Paths in a tree are POSIX and relative, split here by hand as PurePosixPath splits them (empty and
+# "." parts dropped): pathlib costs a command 3 ms of imports (urllib.parse, ipaddress)
+def _posix_parts(path: str) -> list[str]:
+    return [p for p in path.split("/") if p and p != "."]
+
+
+def _name(d: str) -> str:
+    """PurePosixPath(d).name."""
+    parts = _posix_parts(d)
+    return parts[-1] if parts else ""
+
+
+def _parent_of(d: str) -> str:
+    """str(PurePosixPath(d).parent)."""
+    parts, root = _posix_parts(d), "/" if d.startswith("/") else ""
+    return root + "/".join(parts[:-1]) or "."
+
+
 def _parent(d: str) -> str:
-    parent = str(PurePosixPath(d).parent)
+    parent = _parent_of(d)
     return "" if parent == "." else parent
 
 
 def _run_of(graph_dir: str) -> str | None:
     """The run folder above `<run>/torchinductor/<graph>` (torch 2.0: `aot_torchinductor`), or None
     if the layout is different."""
-    parent = PurePosixPath(graph_dir).parent
-    if parent.name in GRAPH_PARENTS:
-        return _parent(str(parent))
+    parent = _parent_of(graph_dir)
+    if _name(parent) in GRAPH_PARENTS:
+        return _parent(parent)
     return None
 
 
