@@ -12,12 +12,16 @@ goes, so a log of any size costs a window of it in memory, not its size.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import mmap
 import os
 import re
 from collections.abc import Sequence
+
+try:  # CPython's own MD5: 0.5 ms to import against OpenSSL's 3.5 ms (hashlib), 12% slower a MB
+    from _md5 import md5
+except ImportError:  # a build without it
+    from hashlib import md5
 
 from compile_viz.artifacts.frozen import frozen
 from compile_viz.artifacts.text import decode
@@ -187,7 +191,7 @@ class HeldPayload:
         if self._read is None:
             data = payload_bytes(self.raw)
             text, self.replaced = decode(data)
-            self._read = (text, self.md5 is None or hashlib.md5(data).hexdigest() == self.md5)
+            self._read = (text, self.md5 is None or md5(data).hexdigest() == self.md5)
         return self._read
 
     def head(self, size: int) -> str:
@@ -220,7 +224,7 @@ def read_span(span: PayloadSpan) -> tuple[str, bool]:
         return "", False
     data = payload_bytes(raw)
     text, _ = decode(data)
-    intact = len(raw) == span.stop - span.start and (span.md5 is None or hashlib.md5(data).hexdigest() == span.md5)
+    intact = len(raw) == span.stop - span.start and (span.md5 is None or md5(data).hexdigest() == span.md5)
     return text, intact
 
 

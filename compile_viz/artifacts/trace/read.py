@@ -11,7 +11,6 @@ only listed. A line we cannot read becomes a warning with its line number, and r
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import json.scanner
 import re
@@ -22,13 +21,14 @@ from compile_viz.artifacts.text import GLOG_PREFIX, decode
 from compile_viz.artifacts.trace.build import CompileBuilder, compile_id_of, pair_phases
 from compile_viz.artifacts.trace.index import (
     LAZY_PAYLOAD_BYTES,
-    HeldPayload,
     RELEASE_BYTES,
+    HeldPayload,
     LogBytes,
     LoggedJSON,
     MappedLog,
     PayloadLines,
     PayloadSpan,
+    md5,
     payload_bytes,
     release,
 )
@@ -270,7 +270,7 @@ class _Reader:
         """A payload read now: its text, its MD5 checked against the entry's."""
         data = payload_bytes(raw)
         expected = envelope.get("has_payload") if isinstance(envelope, dict) else None
-        if isinstance(expected, str) and hashlib.md5(data).hexdigest() != expected:
+        if isinstance(expected, str) and md5(data).hexdigest() != expected:
             self.warn(lineno, f"{entry_name(envelope)}: payload does not match its MD5 (cut or altered)")
         return self.decode(data)
 
