@@ -122,6 +122,18 @@ def test_index_is_kept_and_found_again_under_another_name(lazy, tmp_path):
     assert index_cache.load(str(linked), "trace/trace.log") is None
 
 
+def test_a_big_log_with_carriage_returns_is_indexed_with_its_texts(lazy, tmp_path):
+    """A mapped log with Windows line ends is read whole (its payloads held in memory, not left in
+    the file, whose offsets moved): its kept index holds their texts, and reads as the log does."""
+    path = _logs(tmp_path)[-1]
+    crlf = tmp_path / "crlf.log"
+    crlf.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    first = discover.parse_logs([("crlf.log", map_log(str(crlf)))])[0]
+    again = index_cache.load(str(crlf), "crlf.log")
+    assert again is not None and _plain(again) == _plain(first)
+    assert any(g.output_code is not None and g.output_code.body for c in again.compiles for g in c.graphs)
+
+
 def test_a_log_cut_short_says_so_when_its_graph_is_opened(lazy, tmp_path):
     path = _logs(tmp_path)[-1]
     log = read.parse_trace(map_log(str(path)), path=path.name)

@@ -25,7 +25,13 @@ import os
 import tempfile
 
 from compile_viz.artifacts.model import ParseWarning, StackFrame
-from compile_viz.artifacts.trace.index import LoggedJSON, PayloadLines, PayloadSpan, read_logged_json
+from compile_viz.artifacts.trace.index import (
+    HeldPayload,
+    LoggedJSON,
+    PayloadLines,
+    PayloadSpan,
+    read_logged_json,
+)
 from compile_viz.artifacts.trace.model import CompileRecord, Payload, Phase, TraceGraph, TraceLog
 
 SCHEMA = 3  # 2: guards and big metrics kept as spans of the log; 3: TUPLES
@@ -116,6 +122,8 @@ def _encode(x):
         if x and all(type(v) is tuple and all(type(e) in _PLAIN for e in v) for v in x):
             return {TUPLES: x}  # the C encoder writes each inner tuple as a list
         return {TUPLE: [v if type(v) in _PLAIN else _encode(v) for v in x]}
+    if t is Payload and type(x.span) is HeldPayload:  # a log read whole (its line ends made plain): its text
+        x = dataclasses.replace(x, body=x.text, span=None)
     names = _FIELDS.get(t)
     if names is not None:
         return {CLS: t.__name__, "v": [_encode(getattr(x, name)) for name in names]}
