@@ -242,20 +242,24 @@ def read_span_head(span: PayloadSpan, size: int) -> str:
 
 class PayloadLines(Sequence):
     """The non-blank lines of a payload left in its log (a compile's guards: 2.6 MB a compile of a
-    48-layer model), read from the file when first asked for. It reads as the tuple of those lines
-    and is equal to it; pickled (and kept in the index) as its span."""
+    48-layer model), read from the file when first asked for, or of one held in memory (HeldPayload:
+    read when first asked for, by `parse --json` while another process parses a graph). It reads
+    as the tuple of those lines and is equal to it; pickled (and kept in the index) as its span."""
 
     __slots__ = ("span", "_lines")
 
-    def __init__(self, span: PayloadSpan) -> None:
+    def __init__(self, span: PayloadSpan | HeldPayload) -> None:
         self.span = span
         self._lines: tuple[str, ...] | None = None
 
     @property
     def lines(self) -> tuple[str, ...]:
         if self._lines is None:
-            self._lines = tuple(line for line in read_span(self.span)[0].split("\n") if line.strip())
+            self._lines = tuple(line for line in self.span.read()[0].split("\n") if line.strip())
         return self._lines
+
+    def __bool__(self) -> bool:  # without reading it: a logged payload is never empty
+        return bool(self._lines) if self._lines is not None else self.span.stop > self.span.start
 
     def __len__(self) -> int:
         return len(self.lines)

@@ -115,6 +115,8 @@ def _encode(x):
     if t is PayloadSpan:  # read from wherever the log is opened from
         return {CLS: "PayloadSpan", "v": ["", x.start, x.stop, x.md5]}
     if t is PayloadLines:
+        if type(x.span) is HeldPayload:  # a log read whole (its line ends made plain): the lines
+            return {TUPLE: list(x.lines)}
         return {CLS: "PayloadLines", "v": ["", x.span.start, x.span.stop, x.span.md5]}
     if t is LoggedJSON:
         return {CLS: "LoggedJSON", "v": ["", x.span.start, x.span.stop, x.key]}

@@ -211,9 +211,9 @@ class _Reader:
                     # effects: a quarter of a log's bytes): its payload is neither unescaped, checked
                     # nor decoded, as a graph payload left in the file is not until it is opened
                     lineno += buf.count(b"\n", p, stop + 1)
-                elif name in GRAPH_ENTRIES and stop - p > LAZY_PAYLOAD_BYTES:
-                    # a graph payload: held where it lies, made text (and checked) by its graph's
-                    # parse, in the process that parses that graph
+                elif name in LEFT_IN_FILE and stop - p > LAZY_PAYLOAD_BYTES:
+                    # a graph payload (or the guards): held where it lies, made text (and checked)
+                    # by its graph's parse, in the process that parses that graph (when shown)
                     expected = envelope.get("has_payload")
                     payload = HeldPayload(buf, p, stop, expected if isinstance(expected, str) else None)
                     lineno += buf.count(b"\n", p, stop + 1)
@@ -377,7 +377,7 @@ def _graph(reader: _Reader, b: CompileBuilder, lineno: int, env: dict, payload: 
 
 
 def _cpp_guards(reader: _Reader, b: CompileBuilder, lineno: int, env: dict, payload: str, name: str) -> None:
-    if isinstance(payload, PayloadSpan):  # a mapped log's: read when they are shown
+    if isinstance(payload, (PayloadSpan, HeldPayload)):  # read when they are shown
         b.guards = PayloadLines(payload)
     else:
         b.guards = tuple(line for line in payload.split("\n") if line.strip())
