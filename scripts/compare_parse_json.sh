@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Show that two revisions print the same `compile-viz parse --json` values on every capture:
-# ../shared/corpus (each set), sample_runs/*.zip and tests/fixtures/third_party/*.zip. Outputs are
+# ../shared/corpus (each set), sample_runs/*.zip and tests/fixtures/third_party/*.zip, and (with --trace)
+# the TORCH_TRACE logs of the run zips and of ../shared/corpus/traces. Outputs are
 # compared as parsed JSON (equal values, in the same key order), so a change of layout only, such
 # as indent=1 to compact, counts as the same; byte-identical outputs are reported as such.
 # Usage: scripts/compare_parse_json.sh REV_A REV_B     (for a refactor: its parent and itself)
@@ -14,6 +15,11 @@ sources() {
   ls -d "$ROOT"/../shared/corpus/*/*/ 2>/dev/null | grep -v '/traces/' || true
   ls "$ROOT"/sample_runs/*.zip "$ROOT"/tests/fixtures/third_party/*.zip 2>/dev/null || true
 }
+trace_sources() {  # read with --trace: every TORCH_TRACE log the run zips hold, and tlparse's own inputs
+  ls "$ROOT"/sample_runs/*.zip "$ROOT"/tests/fixtures/third_party/*.zip "$ROOT"/tests/fixtures/scale/*.zip \
+    "$ROOT"/tests/fixtures/unseen/*.zip 2>/dev/null || true
+  find "$ROOT"/../shared/corpus/traces -type f 2>/dev/null | sort || true
+}
 dump() {  # rev outdir
   local wt; wt=$(mktemp -d /tmp/cv-rev-XXXX)
   git worktree add -q --detach "$wt" "$1"
@@ -22,6 +28,11 @@ dump() {  # rev outdir
     name=$(basename "$(dirname "$s")")__$(basename "$s")
     (cd "$wt" && PYTHONPATH="$wt" "$PY" -c 'import sys; sys.path.insert(0, "."); from compile_viz.cli import main; sys.exit(main())' \
       parse --json "$s" > "$2/$name.json" 2>/dev/null) || echo "exit $? $name" >> "$2/errors"
+  done
+  for s in $(trace_sources); do
+    name=trace__$(basename "$(dirname "$s")")__$(basename "$s")
+    (cd "$wt" && PYTHONPATH="$wt" "$PY" -c 'import sys; sys.path.insert(0, "."); from compile_viz.cli import main; sys.exit(main())' \
+      parse --json --trace "$s" > "$2/$name.json" 2>/dev/null) || echo "exit $? $name" >> "$2/errors"
   done
   git worktree remove --force "$wt"
 }
