@@ -199,6 +199,23 @@ def test_an_altered_graph_payload_says_so_when_its_graph_is_parsed():
         g for c in _read(lines).compiles for g in c.graphs if g.output_code is not None), "g").warnings)
 
 
+def test_a_compiles_guards_are_read_when_shown():
+    """A log read into memory holds its guards where they lie: made lines when first asked for (in
+    parse --json, while another process parses a graph), the same lines as read at once."""
+    from compile_viz.artifacts.trace.index import PayloadLines
+
+    lines, at = _log_lines()
+    log = _read(lines)
+    guarded = [c for c in log.compiles if c.guards]
+    assert guarded and all(isinstance(c.guards, PayloadLines) and c.guards._lines is None for c in guarded)
+    for c in guarded:
+        start = next(i for i, line in enumerate(lines) if '"dynamo_cpp_guards_str"' in line and f'"frame_compile_id": {c.id.split("/")[1]}' in line
+                     and not line.startswith("\t"))
+        end = next(i for i in range(start + 1, len(lines)) if not lines[i].startswith("\t"))
+        assert tuple(c.guards) == tuple(line[1:] for line in lines[start + 1:end] if line[1:].strip())
+        assert c.guards[0].startswith("TREE_GUARD_MANAGER") and len(c.guards) == len(list(c.guards))
+
+
 def test_an_entry_whose_metadata_is_cut_orphans_its_payload():
     lines, at = _log_lines()
     payload_lines = next(i for i in range(at + 1, len(lines)) if not lines[i].startswith("\t")) - at - 1
