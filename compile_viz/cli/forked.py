@@ -40,6 +40,7 @@ def run_shared(fn: Callable, jobs: Sequence, weights: Sequence[int], workers: in
     result before it is: what comes first can be written while the other shares still run.
     `texts_in_files`: the ASCII text that leads a child's tuple result comes back as a FileText,
     to be written out where the child left it (valid until the iterator ends)."""
+    reap_all()
     workers = min(workers, len(jobs), MAX_WORKERS)
     if workers <= 1 or not can_fork():
         return (fn(job) for job in jobs)
@@ -73,8 +74,44 @@ def _forked(fn: Callable, jobs: Sequence, mine: list[int], theirs: list[list[int
                 os.close(fd)
         for fd in kept:
             os.close(fd)
-        for pid, _, _ in children:
-            os.waitpid(pid, 0)
+        for k, (pid, _, _) in enumerate(children):
+            if k in unread:  # told to stop (EPIPE): waited for, to leave no child behind a failure
+                os.waitpid(pid, 0)
+            else:
+                _reap(pid)
+
+
+_unreaped: list[int] = []  # children that had said they were done but not yet exited
+
+
+def _reap(pid: int) -> None:
+    """Reap a child that is done, or leave it to be reaped later (`reap_all`: at the next run, or when
+    this process exits normally; a `compile-viz` command leaves by os._exit and the child is
+    reaped by the system): a child's exit, unmapping a parse of 100 MB or more, takes several ms
+    that this process spends on its last writes instead of waiting."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return
+    if not done:
+        if not _unreaped:  # registered again after each reap_all: it unregisters itself
+            import atexit
+
+            atexit.register(reap_all)
+        _unreaped.append(pid)
+
+
+def reap_all() -> None:
+    """Wait for the children left by `_reap` (long-lived callers: tests, the app)."""
+    if _unreaped:
+        import atexit
+
+        atexit.unregister(reap_all)
+    while _unreaped:
+        try:
+            os.waitpid(_unreaped.pop(), 0)
+        except ChildProcessError:
+            pass
 
 
 def _start(fn: Callable, jobs: Sequence, indices: list[int]) -> tuple[int, int, int]:
