@@ -93,50 +93,32 @@ class _State:
         ascii_text = text.isascii()
         match = (NODE_FAST_ASCII if ascii_text else NODE_FAST).match
         findall = (REF_ASCII if ascii_text else REF).findall
-        graph = known = into = source = None  # self.graph, its known names and node list, self.source
+        seen = _SEEN_LINES
+        graph = known = known_keys = into = source = None  # self.graph, its known names and node list, self.source
         new, set_dict = object.__new__, object.__setattr__
         for lineno, raw in enumerate(_lines(text), 1):
             if not raw:  # a third of the lines that are not nodes; feed() passes them over too
                 continue
-            m = match(raw)
-            if m is None or graph is None:
-                self.feed(lineno, raw)
-                source = self.source
-                if self.graph is not None:
-                    graph = self.graph
-                    known = self.known.setdefault(graph, {})
-                    into = self.nodes if graph == "" else self.sub_nodes
-                continue
-            name, ann, bare, callee, arg_text, parent, index = m.groups()
-            if callee is not None:  # the groups end with the closing bracket: see NODE_FAST
-                target, arg_text = callee[10:] if callee.startswith("torch.ops.") else callee, arg_text[:-1]
-            else:
-                target, arg_text = "operator.getitem", f"{parent}, {index[:-1]}"
-            ann = ann or bare
-            dtype, shape, stride = _annotation(ann) if ann else (None, None, None)
-            # The node names among the arguments, as REF.findall kept to known names gives them; in
-            # an ASCII text whose top-level ", " pieces are each a bare name or hold no letter or `_`
-            # (`mul(a, 2)`, `view(x, [8, 64])`), without it: there a bare piece is one identifier with
-            # no `.`, quote or `=` beside it, and a piece without a letter or `_` holds none.
-            args = None
-            if ascii_text:
-                args = {}
-                for piece in arg_text.split(", "):
-                    if piece.isidentifier():
-                        if piece in known:
-                            args[piece] = None
-                    elif piece.lstrip(_NOT_NAME_START):
-                        args = None
-                        break
-            args = tuple(dict.fromkeys(filter(known.__contains__, findall(arg_text))) if args is None else args)
-            # the constants now where a comparison tells them (two nodes in three: `mul(a, b)`, or
-            # `sum(a, [1], True)` whose tail recurs), else on first access (_constants)
-            if arg_text == ", ".join(args):
-                key, constants = "constants", ()
-            elif len(args) == 1 and arg_text.startswith(args[0] + ", ") and args[0] not in (rest := arg_text[len(args[0]) + 2:]):
-                key, constants = "constants", _split_constants(rest)
-            else:
-                key, constants = "_fill", (_constants, (arg_text, args))
+            parts = seen.get(raw) if graph is not None else None
+            if parts is None:
+                m = match(raw)
+                if m is None or graph is None:
+                    self.feed(lineno, raw)
+                    source = self.source
+                    if self.graph is not None:
+                        graph = self.graph
+                        known = self.known.setdefault(graph, {})
+                        known_keys = known.keys()  # a live view: names added later are in it
+                        into = self.nodes if graph == "" else self.sub_nodes
+                    continue
+                parts = _node_parts(m, findall, ascii_text)
+                if len(seen) >= _SEEN_LINES_MAX:  # bounded: the lines of the last graphs read are kept
+                    seen.clear()
+                seen[raw] = parts
+            name, target, dtype, shape, stride, arg_text, refs, needed, args, key, constants = parts
+            if not known_keys >= needed:  # a name there not known here: the node names kept, and their constants
+                args = tuple(dict.fromkeys(filter(known.__contains__, refs)))
+                key, constants = _constants_field(arg_text, args)
             node = new(FxNode)  # deferred(FxNode, ...) without the call; one dict of 11, not 10 then 11
             set_dict(node, "__dict__", {
                 "name": name, "op": "call_function", "target": target, "dtype": dtype, "shape": shape,
@@ -281,6 +263,55 @@ class _State:
             tuple(self.sub_nodes),
             tuple(self.warnings),
         )
+
+
+# A node line's reading (_node_parts), which the line alone decides, not the names known before it:
+# the post-grad graph repeats most of its AOT graph's lines (gpt2_deep: 4 in 5), and both are read in
+# one process (one job a graph), so the second reads 4 lines in 5 from here. Emptied when full.
+_SEEN_LINES: dict[str, tuple] = {}
+_SEEN_LINES_MAX = 1 << 14
+
+
+def _node_parts(m: re.Match, findall, ascii_text: bool) -> tuple:
+    """Return what a NODE_FAST match tells: (name, target, dtype, shape, stride, argument text, the
+    identifiers REF finds in it, those as a set, then the node's args and its constants field as
+    `_constants_field` gives them where all those identifiers name known nodes, the usual case).
+    `findall` is REF's (or its ASCII twin's, for an ASCII text)."""
+    name, ann, bare, callee, arg_text, parent, index = m.groups()
+    if callee is not None:  # the groups end with the closing bracket: see NODE_FAST
+        target, arg_text = callee[10:] if callee.startswith("torch.ops.") else callee, arg_text[:-1]
+    else:
+        target, arg_text = "operator.getitem", f"{parent}, {index[:-1]}"
+    ann = ann or bare
+    dtype, shape, stride = _annotation(ann) if ann else (None, None, None)
+    # REF.findall(arg_text) without REF where the text is ASCII and each top-level ", " piece is a
+    # bare name or holds no letter or `_` (`mul(a, 2)`, `view(x, [8, 64])`): there a bare piece is
+    # one identifier with no `.`, quote or `=` beside it, and a piece without a letter or `_` holds none.
+    refs = None
+    if ascii_text:
+        refs = []
+        for piece in arg_text.split(", "):
+            if piece.isidentifier():
+                refs.append(piece)
+            elif piece.lstrip(_NOT_NAME_START):
+                refs = None
+                break
+    if refs is None:
+        refs = findall(arg_text)
+    args = tuple(dict.fromkeys(refs))
+    return (name, target, dtype, shape, stride, arg_text, refs, frozenset(args), args,
+            *_constants_field(arg_text, args))
+
+
+def _constants_field(arg_text: str, args: tuple[str, ...]) -> tuple[str, object]:
+    """Return ("constants", the node's constants) where a comparison tells them (two nodes in three:
+    `mul(a, b)`, or `sum(a, [1], True)` whose tail recurs), else ("_fill", how to find them on first
+    access: _constants)."""
+    if arg_text == ", ".join(args):
+        return "constants", ()
+    if len(args) == 1 and arg_text.startswith(args[0] + ", ") and args[0] not in (rest := arg_text[len(args[0]) + 2:]):
+        return "constants", _split_constants(rest)
+    return "_fill", (_constants, (arg_text, args))
 
 
 def _classify(expr: str) -> tuple[str, str, str]:
