@@ -103,9 +103,13 @@ class _State:
             if parts is None:
                 m = match(raw)
                 if m is None or graph is None:
+                    if graph is not None and (stripped := raw.lstrip()).startswith("# File: "):
+                        # what feed() does with the usual comment (a sixth of the lines), without the call
+                        source = self.source = _source_location(stripped.rstrip()) or source
+                        continue
                     self.feed(lineno, raw)
                     source = self.source
-                    if self.graph is not None:
+                    if self.graph is not None and self.graph != graph:
                         graph = self.graph
                         known = self.known.setdefault(graph, {})
                         known_keys = known.keys()  # a live view: names added later are in it
