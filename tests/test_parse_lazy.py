@@ -48,8 +48,8 @@ def _variants(data: bytes, seed: int) -> list[bytes]:
 FAST_PATHS = {
     "ir_pre_fusion.txt": (scheduler_ir, ("NODE", "_chunk_pattern")),
     "ir_post_fusion.txt": (scheduler_ir, ("NODE", "_chunk_pattern")),
-    "fx_graph_readable.py": (fx_graph, ("NODE_LINE",)),
-    "fx_graph_transformed.py": (fx_graph, ("NODE_LINE",)),
+    "fx_graph_readable.py": (fx_graph, ("NODE_FAST_ASCII", "NODE_FAST")),
+    "fx_graph_transformed.py": (fx_graph, ("NODE_FAST_ASCII", "NODE_FAST")),
 }
 
 

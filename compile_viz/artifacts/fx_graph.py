@@ -37,12 +37,25 @@ DECLARED_INPUTS = re.compile(rf"^(?:{DECLARED_INPUT.pattern}\s*)+$")
 FLATTEN_INPUTS = re.compile(r"^[\w, ]+ = fx_pytree\.tree_flatten_spec\(")
 PARAM = re.compile(r'(\w+)(?:: "([^"\\]*)")?')
 PARAMS = re.compile(rf"{PARAM.pattern}(?:, {PARAM.pattern})*")
+# PARAMS without its groups, to tell the shape only: a repeat holding no group keeps no marks per turn
+PARAMS_SHAPE = re.compile(r'\w+(?:: "[^"\\]*")?(?:, \w+(?:: "[^"\\]*")?)*')
 # One indented node statement whose right-hand side is a call or a getitem, read exactly as
 # STATEMENT, CLEANUP_TAIL and _classify read it; lines that `feed` would treat otherwise (a
 # name starting with "return", "class ") and any other shape are left to `feed`.
 NODE_LINE = re.compile(
     rf"[ \t]+(?!return|class )(\w+){_ANN} = (?:([\w.]+)\((.*)\)|(\w+)\[(.+)\])(?:;  (?:\w+ = )+None)?$"
 )
+# NODE_LINE, with each closing bracket inside its group (`(.*\))`, not `(.*)\)`): the same lines
+# match, and the match backs off to the last ")" by a fast scan, not one step of the tail per character.
+NODE_FAST = re.compile(
+    rf"[ \t]+(?!return|class )(\w+){_ANN} = (?:([\w.]+)\((.*\))|(\w+)\[(.+\]))(?:;  (?:\w+ = )+None)?$"
+)
+# The ASCII twins of NODE_FAST and text.REF, for ASCII texts: there `\w` matches what it matches
+# without re.ASCII, and `\s` is spelled out (Unicode counts \x1c-\x1f as space, re.ASCII does not).
+NODE_FAST_ASCII = re.compile(NODE_FAST.pattern, re.ASCII)
+REF_ASCII = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?!\w|[\t-\r\x1c-\x1f ]*=(?!=))", re.ASCII)
+# the characters that cannot start an identifier: a piece made of them holds no node name
+_NOT_NAME_START = "".join(chr(c) for c in range(128) if not (chr(c).isalpha() or chr(c) == "_"))
 
 
 def parse_fx_graph(data: bytes | str, *, path: str) -> FxGraph:
@@ -51,7 +64,7 @@ def parse_fx_graph(data: bytes | str, *, path: str) -> FxGraph:
     if not text or text.isspace():
         return FxGraph(path, "", (), (), (), (), (), tuple(warnings))
     state = _State(path, warnings)
-    state.run(text.splitlines())
+    state.run(text)
     return state.finish()
 
 
@@ -73,50 +86,48 @@ class _State:
         self.source: SourceLocation | None = None
         self.saw_return = False
 
-    def run(self, lines: list[str]) -> None:
-        match = NODE_LINE.match
-        findall = REF.findall
-        graph = known = into = None  # self.graph, its known names and node list, kept in step
+    def run(self, text: str) -> None:
+        """Read every line of `text` into the graph; returns nothing (see `finish`)."""
+        # An ASCII text (nearly all) is read with the ASCII twins of the patterns: the same matches
+        # there, without a Unicode table lookup per `\w`.
+        ascii_text = text.isascii()
+        match = (NODE_FAST_ASCII if ascii_text else NODE_FAST).match
+        findall = (REF_ASCII if ascii_text else REF).findall
+        seen = _SEEN_LINES
+        graph = known = known_keys = into = source = None  # self.graph, its known names and node list, self.source
         new, set_dict = object.__new__, object.__setattr__
-        for lineno, raw in enumerate(lines, 1):
-            m = match(raw)
-            if m is None or graph is None:
-                self.feed(lineno, raw)
-                if self.graph is not None:
-                    graph = self.graph
-                    known = self.known.setdefault(graph, {})
-                    into = self.nodes if graph == "" else self.sub_nodes
+        for lineno, raw in enumerate(_lines(text), 1):
+            if not raw:  # a third of the lines that are not nodes; feed() passes them over too
                 continue
-            name, ann, bare, callee, arg_text, parent, index = m.groups()
-            ann = ann or bare
-            if callee is not None:
-                target = callee[10:] if callee.startswith("torch.ops.") else callee
-            else:
-                target, arg_text = "operator.getitem", f"{parent}, {index}"
-            dtype, shape, stride = _annotation(ann) if ann else (None, None, None)
-            args = tuple(dict.fromkeys([i for i in findall(arg_text) if i in known]))
-            node = new(FxNode)  # deferred(FxNode, ...) without the call
-            values = {
-                "name": name,
-                "op": "call_function",
-                "target": target,
-                "dtype": dtype,
-                "shape": shape,
-                "stride": stride,
-                "args": args,
-                "source": self.source,
-                "line": lineno,
-                "subgraph": graph,
-            }
-            # the constants now where a comparison tells them (two nodes in three: `mul(a, b)`, or
-            # `sum(a, [1], True)` whose tail recurs), else on first access (_constants)
-            if arg_text == ", ".join(args):
-                values["constants"] = ()
-            elif len(args) == 1 and arg_text.startswith(args[0] + ", ") and args[0] not in (rest := arg_text[len(args[0]) + 2:]):
-                values["constants"] = _split_constants(rest)
-            else:
-                values["_fill"] = (_constants, (arg_text, args))
-            set_dict(node, "__dict__", values)
+            parts = seen.get(raw) if graph is not None else None
+            if parts is None:
+                m = match(raw)
+                if m is None or graph is None:
+                    if graph is not None and (stripped := raw.lstrip()).startswith("# File: "):
+                        # what feed() does with the usual comment (a sixth of the lines), without the call
+                        source = self.source = _source_location(stripped.rstrip()) or source
+                        continue
+                    self.feed(lineno, raw)
+                    source = self.source
+                    if self.graph is not None and self.graph != graph:
+                        graph = self.graph
+                        known = self.known.setdefault(graph, {})
+                        known_keys = known.keys()  # a live view: names added later are in it
+                        into = self.nodes if graph == "" else self.sub_nodes
+                    continue
+                parts = _node_parts(m, findall, ascii_text)
+                if len(seen) >= _SEEN_LINES_MAX:  # bounded: the lines of the last graphs read are kept
+                    seen.clear()
+                seen[raw] = parts
+            name, target, dtype, shape, stride, arg_text, refs, needed, args, key, constants = parts
+            if not known_keys >= needed:  # a name there not known here: the node names kept, and their constants
+                args = tuple(dict.fromkeys(filter(known.__contains__, refs)))
+                key, constants = _constants_field(arg_text, args)
+            node = new(FxNode)  # deferred(FxNode, ...) without the call; one dict of 11, not 10 then 11
+            set_dict(node, "__dict__", {
+                "name": name, "op": "call_function", "target": target, "dtype": dtype, "shape": shape,
+                "stride": stride, "args": args, "source": source, "line": lineno, "subgraph": graph, key: constants,
+            })
             into.append(node)
             known[name] = None
 
@@ -175,20 +186,30 @@ class _State:
             self.subgraphs.append(self.graph)
         self.source = None
         params = m.group(2)
-        if PARAMS.fullmatch(params):  # `name: "ann"` pieces with no quote or backslash inside
+        if PARAMS_SHAPE.fullmatch(params):  # `name: "ann"` pieces with no quote or backslash inside
             pieces = PARAM.findall(params)
         else:
             pieces = []
             for param in split_top_level(params):
                 name, _, ann = param.partition(":")
                 pieces.append((name.strip().split("=")[0].strip(), ann.strip().strip('"')))
+        # what _add(_fx_node(...)) does, inline: a graph's inputs are a fifth of its nodes
+        graph = self.graph
+        into, known = self.nodes if graph == "" else self.sub_nodes, self.known.setdefault(graph, {})
+        new, set_dict = object.__new__, object.__setattr__
         for name, ann in pieces:
             if not name or name.startswith("*"):
                 continue
             dtype, shape, stride = _annotation(ann)
-            self._add(_fx_node(name, "placeholder", "", dtype, shape, stride, (), (), None, lineno, self.graph))
-            if self.graph == "":
-                self.inputs.append(name)
+            node = new(FxNode)
+            set_dict(node, "__dict__", {
+                "name": name, "op": "placeholder", "target": "", "dtype": dtype, "shape": shape, "stride": stride,
+                "args": (), "constants": (), "source": None, "line": lineno, "subgraph": graph,
+            })
+            into.append(node)
+            known[name] = None
+        if graph == "":
+            self.inputs.extend([name for name, _ in pieces if name and not name.startswith("*")])
 
     def _return(self, lineno: int, stripped: str) -> None:
         expr = RETURN_LINE.match(stripped).group(1).strip()
@@ -248,15 +269,53 @@ class _State:
         )
 
 
-def _fx_node(name, op, target, dtype, shape, stride, args, constants, source, line, subgraph) -> FxNode:
-    """FxNode(...) without its frozen __init__ (an object.__setattr__ per field): a graph's inputs
-    are a fifth of its nodes (gpt2_deep's backward: 1,210 of 6,143)."""
-    node = object.__new__(FxNode)
-    object.__setattr__(node, "__dict__", {
-        "name": name, "op": op, "target": target, "dtype": dtype, "shape": shape, "stride": stride, "args": args,
-        "constants": constants, "source": source, "line": line, "subgraph": subgraph,
-    })
-    return node
+# A node line's reading (_node_parts), which the line alone decides, not the names known before it:
+# the post-grad graph repeats most of its AOT graph's lines (gpt2_deep: 4 in 5), and both are read in
+# one process (one job a graph), so the second reads 4 lines in 5 from here. Emptied when full.
+_SEEN_LINES: dict[str, tuple] = {}
+_SEEN_LINES_MAX = 1 << 14
+
+
+def _node_parts(m: re.Match, findall, ascii_text: bool) -> tuple:
+    """Return what a NODE_FAST match tells: (name, target, dtype, shape, stride, argument text, the
+    identifiers REF finds in it, those as a set, then the node's args and its constants field as
+    `_constants_field` gives them where all those identifiers name known nodes, the usual case).
+    `findall` is REF's (or its ASCII twin's, for an ASCII text)."""
+    name, ann, bare, callee, arg_text, parent, index = m.groups()
+    if callee is not None:  # the groups end with the closing bracket: see NODE_FAST
+        target, arg_text = callee[10:] if callee.startswith("torch.ops.") else callee, arg_text[:-1]
+    else:
+        target, arg_text = "operator.getitem", f"{parent}, {index[:-1]}"
+    ann = ann or bare
+    dtype, shape, stride = _annotation(ann) if ann else (None, None, None)
+    # REF.findall(arg_text) without REF where the text is ASCII and each top-level ", " piece is a
+    # bare name or holds no letter or `_` (`mul(a, 2)`, `view(x, [8, 64])`): there a bare piece is
+    # one identifier with no `.`, quote or `=` beside it, and a piece without a letter or `_` holds none.
+    refs = None
+    if ascii_text:
+        refs = []
+        for piece in arg_text.split(", "):
+            if piece.isidentifier():
+                refs.append(piece)
+            elif piece.lstrip(_NOT_NAME_START):
+                refs = None
+                break
+    if refs is None:
+        refs = findall(arg_text)
+    args = tuple(dict.fromkeys(refs))
+    return (name, target, dtype, shape, stride, arg_text, refs, frozenset(args), args,
+            *_constants_field(arg_text, args))
+
+
+def _constants_field(arg_text: str, args: tuple[str, ...]) -> tuple[str, object]:
+    """Return ("constants", the node's constants) where a comparison tells them (two nodes in three:
+    `mul(a, b)`, or `sum(a, [1], True)` whose tail recurs), else ("_fill", how to find them on first
+    access: _constants)."""
+    if arg_text == ", ".join(args):
+        return "constants", ()
+    if len(args) == 1 and arg_text.startswith(args[0] + ", ") and args[0] not in (rest := arg_text[len(args[0]) + 2:]):
+        return "constants", _split_constants(rest)
+    return "_fill", (_constants, (arg_text, args))
 
 
 def _classify(expr: str) -> tuple[str, str, str]:
@@ -317,3 +376,15 @@ def _source_location(comment: str) -> SourceLocation | None:
     """`# File: path:line in fn, code: ...` -> SourceLocation; a backward graph repeats them."""
     m = FILE_COMMENT.match(comment)
     return SourceLocation(m.group(1), int(m.group(2)), m.group(3), m.group(4) or "") if m else None
+
+
+def _lines(text: str) -> list[str]:
+    """Return text.splitlines(); split on "\n" (a fast memchr) where no other line break is there."""
+    if ("\r" in text or "\x0b" in text or "\x0c" in text or "\x1c" in text or "\x1d" in text or "\x1e" in text
+            or not text.isascii() and ("\x85" in text or "\u2028" in text or "\u2029" in text)):
+        return text.splitlines()
+    lines = text.split("\n")
+    if not lines[-1]:  # the empty piece after a last newline, which splitlines() does not give
+        lines.pop()
+    return lines
+
