@@ -16,7 +16,7 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
     from the same source line."""
     if aot is None or not post_by_name:
         return {}
-    found: dict[str, list[int]] = {}
+    matched: dict[str, tuple[int, ...]] = {}
     views: set[str] = set()  # views the post-grad graph kept as views: they run where it says, or nowhere
     for n in aot.nodes:
         if n.op != "call_function" or (p := post_by_name.get(n.name)) is None:
@@ -24,17 +24,16 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
         # the same node: same op, or a view the post-grad passes turned into another view
         # (`view` -> `reshape`, which keeps the node's name)
         if p.target == n.target or op_name(p.target) in VIEW_OPS and op_name(n.target) in VIEW_OPS:
-            if n.name in post_found:
-                found[n.name] = post_found[n.name]
+            if (hits := post_found.get(n.name)) is not None:
+                matched[n.name] = hits if type(hits) is tuple else tuple(hits)  # sorted, from invert
             elif op_name(n.target) in VIEW_OPS:
                 views.add(n.name)
-    matched = found
-    found = {name: tuple(s) for name, s in matched.items()}  # sorted lists, from invert
+    found = dict(matched)
     pending = [n for n in aot.nodes if n.op == "call_function" and n.name not in found and n.name not in views]
     if not pending:  # every op kept its name: the neighbourhoods below are not needed
         return found
-    found.update(_renamed(pending, aot, post_by_name, post_found))
     by_name = {n.name: n for n in aot.nodes}
+    found.update(_renamed(pending, by_name, post_by_name, post_found))
     with_line: dict[int, int] = {}  # user source line -> launches that run it, as a bit mask
     for i, names in enumerate(post_sets):
         bit = 1 << i
@@ -75,12 +74,13 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
     return found
 
 
-def _renamed(pending: list[FxNode], aot, post_by_name: dict[str, FxNode], post_found) -> dict[str, tuple[int, ...]]:
+def _renamed(pending: list[FxNode], aot_names: dict[str, FxNode], post_by_name: dict[str, FxNode], post_found
+             ) -> dict[str, tuple[int, ...]]:
     """AOT ops that a post-grad pass replaced by the same op under a new name (FSDP's
     `all_gather_copy_in` -> `all_gather_copy_in_default_2`), or by its out variant
     (`all_gather_into_tensor` -> `all_gather_into_tensor_out_default_2`): paired with the post-grad
-    nodes of that op that have no AOT namesake, in graph order, when both sides count the same."""
-    aot_names = {n.name for n in aot.nodes}
+    nodes of that op that have no AOT namesake (`aot_names`: the AOT nodes by name), in graph
+    order, when both sides count the same."""
     waiting: dict[str, list[str]] = {}
     for n in pending:
         if op_name(n.target) not in VIEW_OPS:
@@ -88,9 +88,14 @@ def _renamed(pending: list[FxNode], aot, post_by_name: dict[str, FxNode], post_f
     if not waiting:
         return {}
     spare: dict[str, list[str]] = {}
+    base: dict[str, str] = {}  # target -> _base_op, once per target, not once per node
     for name, p in post_by_name.items():
-        if name not in aot_names and p.op == "call_function" and (op := _base_op(p.target)) in waiting:
-            spare.setdefault(op, []).append(name)
+        if name not in aot_names and p.op == "call_function":
+            op = base.get(p.target)
+            if op is None:
+                op = base[p.target] = _base_op(p.target)
+            if op in waiting:
+                spare.setdefault(op, []).append(name)
     out = {}
     for op, names in waiting.items():
         posts = spare.get(op, [])
@@ -156,10 +161,6 @@ class _Near:
         self.by_name = by_name
         self.users = users
         self.found = found
-        # the walk goes through ops only: a graph input read in many places, or the output node
-        # that returns some 250 saved tensors of a training step, would make every node near
-        # every other
-        self.calls = {name for name, n in by_name.items() if n.op == "call_function"}
         self.adjacent: dict[str, list[str]] = {}
         self.one: dict[str, int] = {}
         self.two: dict[str, int] = {}
@@ -168,10 +169,12 @@ class _Near:
         adj = self.adjacent.get(name)
         if adj is None:
             # a node that is not an op (a graph input, the output) has no launches and leads
-            # nowhere: the walk stops there
-            if name in self.calls:
-                by_name = self.by_name
-                adj = [*self.users.get(name, ()), *[x for x in by_name[name].args if x in by_name]]
+            # nowhere: the walk stops there (a graph input read in many places, or the output node
+            # that returns some 250 saved tensors of a training step, would make every node near
+            # every other)
+            by_name = self.by_name
+            if (node := by_name.get(name)) is not None and node.op == "call_function":
+                adj = [*self.users.get(name, ()), *[x for x in node.args if x in by_name]]
             else:
                 adj = []
             self.adjacent[name] = adj

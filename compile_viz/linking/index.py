@@ -66,7 +66,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
         aot_nodes = _launch_nodes(aot_launches, len(launches), node_order(aot))  # names repeat
 
     kinds = {k.name: k.kind for k in oc.kernels} if oc else {}
-    post_lines = lines_of_nodes(post)
+    post_lines = lines_of_nodes(post, post_by_name)
     aot_lines = lines_of_nodes(aot)
     stacks = graph.kernel_stacks if use_stacks else None
     links = []
@@ -160,8 +160,8 @@ def _launch_nodes(found: dict[str, tuple[int, ...]], n: int, order: dict[str, in
 
 
 def _source_lines(pg, post_lines, fx_nodes, aot_lines) -> tuple[tuple[str, int], ...]:
-    lines = set(map(post_lines.get, pg))
-    lines.update(map(aot_lines.get, fx_nodes))
+    lines = set(map(post_lines.__getitem__, pg))
+    lines.update(map(aot_lines.__getitem__, fx_nodes))
     lines.discard(None)
     return tuple(sorted(lines))
 

@@ -66,9 +66,11 @@ class Origins:
     calls), so a call's cone, not the whole graph, is visited."""
 
     def __init__(self, nodes: list[FxNode], users: dict[str, list[str]], extern: set[str],
-                 viewed: frozenset[str] = frozenset()) -> None:
-        self.known = {n.name: n for n in nodes}
-        self.pos = {n.name: i for i, n in enumerate(nodes)}
+                 viewed: frozenset[str] = frozenset(), known: dict[str, FxNode] | None = None,
+                 pos: dict[str, int] | None = None) -> None:
+        # `known` and `pos`: the nodes by name and their positions, where the caller has them
+        self.known = known if known is not None else {n.name: n for n in nodes}
+        self.pos = pos if pos is not None else {n.name: i for i, n in enumerate(nodes)}
         self.realizer: dict[str, int] = {}  # node -> position of the first consumer realizing it (_first_realizer)
         self.users = users
         self.extern = extern

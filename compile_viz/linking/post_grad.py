@@ -104,9 +104,9 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                   *(b for b in la.buffers if b not in seen and b not in known)):
             written[b] = sets[i]
         seen.update(la.buffers)
-    _with_origins(post, launches, sets, evidence, users, known,
+    _with_origins(post, launches, sets, evidence, users, known, order,
                   {k.name for k in oc.kernels if k.kind == "template"} if oc is not None else set())
-    _with_constants(launches, sets, evidence, known)
+    _with_constants(launches, sets, evidence, known, users)
     return sets, evidence, ties.of
 
 
@@ -160,7 +160,8 @@ def _from_provenance(graph: GraphParse, launches, use_provenance: bool) -> tuple
 
 
 def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[str], users: dict[str, list[str]],
-                  known: dict[str, FxNode], templates: set[str] | frozenset[str] = frozenset()) -> None:
+                  known: dict[str, FxNode], order: dict[str, int],
+                  templates: set[str] | frozenset[str] = frozenset()) -> None:
     """Extern calls, kernels placed by what they can compute (no comments) or by the call they are
     made for, and a template's later launches: their sets as Inductor's origins have them, with
     what was inlined into them (in place)."""
@@ -174,8 +175,11 @@ def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[
     # a kernel that adds a convolution's bias: the pointwise made in the convolution's lowering
     # takes what the convolution gathered, which the first instance's template cannot show for a
     # later one (its convolution read a graph input, this one a block's output)
-    biased = [i for i, la in enumerate(launches) if evidence[i] in (STRUCTURE, COMMENTS)
-              and any(is_conv_with_bias(known[n]) for n in sets[i] if n in known)]
+    # the graph's biased convolutions, found once: not tested again for every node of every launch
+    convs = {name for name, n in known.items() if is_conv_with_bias(n)} if any(
+        t.startswith("aten.convolution") for t in {n.target for n in known.values()}) else set()
+    biased = [i for i in range(len(launches)) if evidence[i] in (STRUCTURE, COMMENTS)
+              and not convs.isdisjoint(sets[i])] if convs else []
     if guessed or biased or templated:  # what Inductor inlined into the inputs it realized for the call (origins.py)
         alone = set()  # extern calls whose buffer is their node's result: the node alone, not the views it reads
         for i in guessed:
@@ -185,7 +189,7 @@ def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[
                 alone.add(i)
         extern = {n for i, la in enumerate(launches) if la.is_extern for n in sets[i]}
         viewed = viewed_inputs(launches, known)
-        origins = Origins(post.nodes, users, extern, viewed)
+        origins = Origins(post.nodes, users, extern, viewed, known, order)
         for i in guessed:
             if i in alone:
                 continue
@@ -195,21 +199,32 @@ def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[
             sets[i] |= set().union(*(origins.of_call(n) for n in sets[i] if n in known
                                      and op_name(known[n].target) in MATMULS))
         for i in biased:
-            gathered = set().union(*(origins.of_call(n) for n in sets[i] if n in known and is_conv_with_bias(known[n])))
+            gathered = set().union(*(origins.of_call(n) for n in sets[i] if n in convs))
             # a kernel's own comments list what its convolution gathered but the graph inputs it
             # saw through a view (the kernel does not read them); a later instance takes it all
             sets[i] |= gathered & viewed if evidence[i] == COMMENTS else gathered
 
 
-def _with_constants(launches, sets: list[set[str]], evidence: list[str], known: dict[str, FxNode]) -> None:
+def _with_constants(launches, sets: list[set[str]], evidence: list[str], known: dict[str, FxNode],
+                    users: dict[str, list[str]]) -> None:
     """Constants (a `full` with no inputs) are never realized: Inductor inlines them into every
     kernel that reads them, which lists them among its origins (one zero shared by a backward's
     seventeen threshold_backward kernels); a template lists them, the other ways do not (in place)."""
+    constants = {name for name, c in known.items() if c.op == "call_function" and not c.args
+                 and op_name(c.target) in CONSTANT_OPS}
+    if not constants:
+        return
+    # node -> the constants it reads, from the constants' users: a launch looks up its nodes,
+    # not every argument of every node of every launch
+    reads: dict[str, list[str]] = {}
+    for c in constants:
+        for u in users.get(c, ()):
+            if u not in reads and (node := known.get(u)) is not None:
+                if read := [a for a in node.args if a in constants]:
+                    reads[u] = read
     for i, la in enumerate(launches):
         if not la.is_extern and evidence[i] in (STRUCTURE, ORDER, COMMENTS) and sets[i]:
-            sets[i] |= {a for n in sets[i] if n in known for a in known[n].args
-                        if (c := known.get(a)) is not None and c.op == "call_function" and not c.args
-                        and op_name(c.target) in CONSTANT_OPS}
+            sets[i] |= {a for n in sets[i] if (read := reads.get(n)) is not None for a in read}
 
 
 # ops that make a constant from nothing, inlined wherever they are read
@@ -325,7 +340,9 @@ def _without_ops_unsaid(names: set[str], first: tuple[str, ...], said: tuple[str
     add) are in neither list and stay."""
     if not first or not said:
         return names
-    unsaid = set(first) - set(said)
+    unsaid = set(first).difference(said)
+    if not unsaid:  # the usual case: the launch's comment lists the first launch's ops
+        return names
     drop = {n for n in names if (node := known.get(n)) is not None and node.op == "call_function"
             and ".".join(node.target.split(".")[:2]) in unsaid}
     if not drop:
