@@ -18,18 +18,23 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
         return {}
     matched: dict[str, tuple[int, ...]] = {}
     views: set[str] = set()  # views the post-grad graph kept as views: they run where it says, or nowhere
+    rest = []  # the other ops, in graph order: pending below, but a name matched twice
     for n in aot.nodes:
-        if n.op != "call_function" or (p := post_by_name.get(n.name)) is None:
+        if n.op != "call_function":
             continue
         # the same node: same op, or a view the post-grad passes turned into another view
         # (`view` -> `reshape`, which keeps the node's name)
-        if p.target == n.target or op_name(p.target) in VIEW_OPS and op_name(n.target) in VIEW_OPS:
+        if (p := post_by_name.get(n.name)) is not None and (
+                p.target == n.target or op_name(p.target) in VIEW_OPS and op_name(n.target) in VIEW_OPS):
             if (hits := post_found.get(n.name)) is not None:
                 matched[n.name] = hits if type(hits) is tuple else tuple(hits)  # sorted, from invert
-            elif op_name(n.target) in VIEW_OPS:
+                continue
+            if op_name(n.target) in VIEW_OPS:
                 views.add(n.name)
+                continue
+        rest.append(n)
     found = dict(matched)
-    pending = [n for n in aot.nodes if n.op == "call_function" and n.name not in found and n.name not in views]
+    pending = [n for n in rest if n.name not in found and n.name not in views]
     if not pending:  # every op kept its name: the neighbourhoods below are not needed
         return found
     by_name = {n.name: n for n in aot.nodes}

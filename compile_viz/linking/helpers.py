@@ -10,9 +10,10 @@ from compile_viz.artifacts.model import FxGraph, FxNode
 def node_users(fx: FxGraph) -> dict[str, list[str]]:
     users: dict[str, list[str]] = defaultdict(list)
     for n in fx.nodes:
-        name = n.name
-        for a in n.args:
-            users[a].append(name)
+        if args := n.args:  # not the graph inputs (a fifth of a backward's nodes)
+            name = n.name
+            for a in args:
+                users[a].append(name)
     return users
 
 

@@ -332,8 +332,8 @@ class Matcher:
         if hit is not None and hit[0] is names:
             return hit[1]
         nodes, inputs = self.nodes, self.inputs
-        out = tuple((n, reads) for n in names if op_name(nodes[n].target) not in MATMULS
-                    if (reads := tuple(a for a in nodes[n].args if a in inputs)))
+        out = tuple((n, tuple(a for a in args if a in inputs)) for n in names  # most read no graph input
+                    if not inputs.isdisjoint(args := nodes[n].args) and op_name(nodes[n].target) not in MATMULS)
         self.input_reads[id(names)] = (names, out)  # the instance is kept with it: its id is not reused
         return out
 
@@ -584,9 +584,11 @@ def _constants(n: FxNode) -> tuple[str, ...] | None:
     multiply or convolution, computed by its extern call (a kernel that adds a convolution's bias
     is the same code whatever the stride, padding or groups). The device a constant is made on is
     left out: FX writes it on some `full` nodes of a graph and not on others."""
-    if op_name(n.target) in MATMULS or op_name(n.target) in KERNEL_ARGUMENTS:
+    op = op_name(n.target)
+    if op in MATMULS or op in KERNEL_ARGUMENTS:
         return None
     constants = n.constants
-    if any(c.startswith("device = ") for c in constants):
-        return tuple(c for c in constants if not c.startswith("device = "))
+    for c in constants:  # a loop, not any(genexpr): called for every node a template is tried on
+        if c.startswith("device = "):
+            return tuple(c for c in constants if not c.startswith("device = "))
     return constants

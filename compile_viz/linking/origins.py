@@ -276,11 +276,15 @@ def viewed_inputs(launches, known: dict[str, FxNode]) -> frozenset[str]:
     out = set()
     for la in launches:
         for arg in la.args:
+            # the node first, by the name _REINTERPRET would read (up to the first comma): most
+            # reinterpreted tensors are buffers, not graph inputs, and need no regex
+            if not arg.startswith("reinterpret_tensor(") or (node := known.get(arg[19:arg.find(",", 19)])) is None \
+                    or node.op != "placeholder":
+                continue
             m = _REINTERPRET.match(arg)
             if m is None or m["name"] in out:
                 continue
-            node = known.get(m["name"])
-            if node is None or node.op != "placeholder" or len(node.shape) != 4 or not all(d.isdigit() for d in node.shape):
+            if len(node.shape) != 4 or not all(d.isdigit() for d in node.shape):
                 continue
             size = tuple(int(d) for d in node.shape)
             if m["size"] == ", ".join(map(str, size)) and m["stride"] == ", ".join(map(str, _channels_last(size))):

@@ -28,7 +28,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     ties = _Ties()
     oc = graph.output_code
     first_seen: set[str] = set()
-    closure = _Closure(post, launches, placement, users)
+    closure = _Closure(post, launches, placement, users, known)
     templates: dict[str, list[str]] = {}  # kernel -> _template, the same for all its launches
     # (kernel, its launch's comment in call()) -> the launch's nodes: launches of one kernel made
     # in one lowering (the query, key and value copies an attention call realizes) have the same
@@ -236,8 +236,10 @@ class _Closure:
     buffers its fusion group reads (graph inputs, or what earlier launches wrote), in graph
     order. Extern ops (mm, addmm, fallbacks) are left to the extern calls."""
 
-    def __init__(self, post: FxGraph, launches, placement, users: dict[str, list[str]]) -> None:
+    def __init__(self, post: FxGraph, launches, placement, users: dict[str, list[str]],
+                 by_name: dict[str, FxNode]) -> None:
         self.nodes = post.nodes
+        self.by_name = by_name  # the nodes by name (the caller's `known`)
         self.launches = launches
         self.inputs = {n.name for n in post.nodes if n.op in ("placeholder", "get_attr")}
         self.done = set(self.inputs)
@@ -247,10 +249,6 @@ class _Closure:
 
     # What only next_kernel and view_inputs need: not built when the provenance JSON or the
     # comments place every launch.
-    @cached_property
-    def by_name(self) -> dict[str, FxNode]:
-        return {n.name: n for n in self.nodes}
-
     @cached_property
     def transparent(self) -> set[str]:
         return {n.name for n in self.nodes if n.op == "call_function" and _transparent(n)}
