@@ -8,12 +8,12 @@ from compile_viz.linking.reasons import VIEW_OPS, op_name
 
 
 def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, list[int]], launches, post_sets,
-                      users) -> dict[str, tuple[int, ...]]:
+                      users, by_name: dict[str, FxNode]) -> dict[str, tuple[int, ...]]:
     """AOT node -> launches, sorted: by name when the post-grad graph kept the node (the same op,
     or a view the post-grad passes made another view; a view it kept with no launches has none
     here either); else the launches of name-matched ops within three edges whose "Original ATen"
     comment names this node's op; else those of the nearest name-matched users (then arguments)
-    from the same source line."""
+    from the same source line. `by_name`: the AOT nodes by name."""
     if aot is None or not post_by_name:
         return {}
     matched: dict[str, tuple[int, ...]] = {}
@@ -37,7 +37,6 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
     pending = [n for n in rest if n.name not in found and n.name not in views]
     if not pending:  # every op kept its name: the neighbourhoods below are not needed
         return found
-    by_name = {n.name: n for n in aot.nodes}
     found.update(_renamed(pending, by_name, post_by_name, post_found))
     with_line: dict[int, int] = {}  # user source line -> launches that run it, as a bit mask
     for i, names in enumerate(post_sets):

@@ -56,7 +56,8 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
     post_launches = invert(post_sets)
     inherit_tuple_elements(post, post_launches)
 
-    aot_launches = aot_node_launches(aot, post_by_name, post_launches, launches, post_sets, users_aot)
+    aot_by_name = {n.name: n for n in aot.nodes} if aot else {}
+    aot_launches = aot_node_launches(aot, post_by_name, post_launches, launches, post_sets, users_aot, aot_by_name)
 
     nodes: dict[tuple[str, str], tuple[tuple[int, ...], str]] = {}
     if post is not None:
@@ -67,7 +68,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
 
     kinds = {k.name: k.kind for k in oc.kernels} if oc else {}
     post_lines = lines_of_nodes(post, post_by_name)
-    aot_lines = lines_of_nodes(aot)
+    aot_lines = lines_of_nodes(aot, aot_by_name)
     stacks = graph.kernel_stacks if use_stacks else None
     links = []
     for i, la in enumerate(launches):
@@ -97,7 +98,8 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
             s_source_lines(link, _source_lines(pg, post_lines, fx_nodes, aot_lines))
             s_basis(link, BASES[(nodes_basis, nodes_basis)])
         s_evidence(link, evidence[i])
-        s_alternatives(link, tuple(tuple(sorted(a, key=lambda n: (order_post.get(n, -1), n))) for a in ties.get(i, ())))
+        alts = ties.get(i)  # most launches have none
+        s_alternatives(link, tuple(tuple(sorted(a, key=lambda n: (order_post.get(n, -1), n))) for a in alts) if alts else ())
         s_line(link, la.line)
         links.append(link)
     groups = group_links(graph, placement, launches)

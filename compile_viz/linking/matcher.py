@@ -245,11 +245,12 @@ class Matcher:
         after = self.last_anchor.get(anchor_key, -1)
         claimed = self.claimed.setdefault(anchor_key, set())
         reads_computed = kernel in self.reads_computed
+        passed_set = frozenset(passed)  # once, not a set made of the tuple by every test below
 
         def fits(p: int, found: tuple) -> bool:
             return (p not in claimed
-                    and (not passed or found[1].issubset(passed)
-                         or (reads_computed and self._reads_passed(found[0], passed, avail)))
+                    and (not passed or found[1].issubset(passed_set)
+                         or (reads_computed and self._reads_passed(found[0], passed_set, avail)))
                     and (shared is None or not shared.isdisjoint(found[0])))
 
         n = len(positions)
@@ -316,7 +317,7 @@ class Matcher:
         near.update(j for a in avail if (at := by_read.get(a)) is not None for j in at if j >= i)
         return [j for j in sorted(near) if self._external(extended[positions[j]][0]) <= avail]
 
-    def _reads_passed(self, names: tuple[str, ...], passed: tuple[str, ...], avail: set[str] | None) -> bool:
+    def _reads_passed(self, names: tuple[str, ...], passed: frozenset[str], avail: set[str] | None) -> bool:
         """Whether the graph inputs an instance reads are passed to the launch, but those read by
         its nodes an earlier launch computed (`avail`): they are read from that launch's buffer
         (a bias added where the qkv projection's output was copied, then split in this one), as

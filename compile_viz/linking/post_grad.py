@@ -257,7 +257,7 @@ class _Closure:
     def views(self) -> set[str]:
         # but an expanded view the graph returns: copied into a buffer of its own (origins.py)
         users = self.users
-        return {n.name for n in self.nodes if n.op == "call_function" and _is_view(n)
+        return {n.name for n in self.nodes if n.op == "call_function" and op_name(n.target) in VIEW_OPS
                 and not (op_name(n.target) == "expand" and "output" in users.get(n.name, ()))}
 
     @cached_property
@@ -433,10 +433,6 @@ def _elements(oc) -> dict[str, tuple[str, str]]:
 
 def _launched_once(launches) -> set[str]:
     return {k for k, n in Counter(la.kernel for la in launches).items() if n == 1}
-
-
-def _is_view(n: FxNode) -> bool:
-    return op_name(n.target) in VIEW_OPS
 
 
 def _transparent(n: FxNode) -> bool:
