@@ -38,14 +38,7 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
     if not pending:  # every op kept its name: the neighbourhoods below are not needed
         return found
     found.update(_renamed(pending, by_name, post_by_name, post_found))
-    with_line: dict[int, int] = {}  # user source line -> launches that run it, as a bit mask
-    for i, names in enumerate(post_sets):
-        bit = 1 << i
-        for x in names:
-            p = post_by_name.get(x)
-            if p is not None and p.source is not None:
-                line = p.source.line
-                with_line[line] = with_line.get(line, 0) | bit
+    with_line = None  # user source line -> launches that run it, as a bit mask: made on first need
     with_packet: dict[str, int] = {}  # ATen op -> launches whose comment names it, as a bit mask
     for i, la in enumerate(launches):
         bit = 1 << i
@@ -63,6 +56,8 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
         mask = with_packet.get(packet)
         by_aten = near_of(n.name) & mask if mask else 0
         if by_aten and n.source is not None:  # the same op's other launches next door (mm + bias kernel)
+            if with_line is None:
+                with_line = _line_masks(post_sets, post_by_name, {m.source.line for m in pending if m.source is not None})
             next_door = by_aten << 2 | by_aten << 1 | by_aten >> 1 | by_aten >> 2
             by_aten |= next_door & mask & with_line.get(n.source.line, 0)
         if by_aten:
@@ -76,6 +71,18 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
         if hits:
             found[n.name] = tuple(sorted(hits))
     return found
+
+
+def _line_masks(post_sets, post_by_name: dict[str, FxNode], lines: set[int]) -> dict[int, int]:
+    """User source line -> the launches whose post-grad nodes come from it, as a bit mask; only
+    for `lines` (those of the nodes that ask), not every line of the graph."""
+    with_line: dict[int, int] = {}
+    for i, names in enumerate(post_sets):
+        bit = 1 << i
+        for x in names:
+            if (p := post_by_name.get(x)) is not None and (src := p.source) is not None and (line := src.line) in lines:
+                with_line[line] = with_line.get(line, 0) | bit
+    return with_line
 
 
 def _renamed(pending: list[FxNode], aot_names: dict[str, FxNode], post_by_name: dict[str, FxNode], post_found

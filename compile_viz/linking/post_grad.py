@@ -35,8 +35,10 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     # origins, so the same comment and the same nodes
     siblings: dict[tuple, set[str]] = {}
     written: dict[str, set[str]] = {}  # buffer -> the nodes of the launch that wrote it
-    elements = _elements(oc)
-    reuses = {a.name: a.reused_from for a in (oc.allocations if oc is not None else ()) if a.kind == "reuse"}
+    elements, reuses = _allocations(oc)
+    kernels: dict[str, object] = {}  # kernel name -> its definition, the first of that name (as oc.kernel)
+    for k in oc.kernels if oc is not None else ():
+        kernels.setdefault(k.name, k)
     seen: set[str] = set()  # buffers passed so far
     first_aten: dict[str, tuple[str, ...]] = {}  # kernel -> its first launch's `Original ATen` in call()
     extern_ops = {la.kernel.split(".")[1] if la.kernel.startswith("extern_kernels.") else la.kernel
@@ -55,7 +57,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
         else:
             template = templates.get(la.kernel)
             if template is None:
-                template = templates[la.kernel] = _template(oc.kernel(la.kernel) if oc else None, known)
+                template = templates[la.kernel] = _template(kernels.get(la.kernel), known)
             if la.kernel not in first_seen and template:
                 sets[i], evidence[i] = set(template), COMMENTS
                 matcher.claim(la.kernel, template, la.buffers)
@@ -71,7 +73,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                 sets[i] = _without_ops_unsaid(found, first_aten.get(la.kernel, ()), la.comments.original_aten,
                                               known, users)
                 sets[i] |= _views_of_extern(found, known, matcher.extern_taken)
-            elif op := _template_matmul(oc.kernel(la.kernel) if oc else None, template, known):
+            elif op := _template_matmul(kernels.get(la.kernel), template, known):
                 # a template's later launch its sub-graph was not found for (its first launch fused
                 # another prologue: the embedding's layer norm): its matrix multiply, found as an
                 # extern call's is, by what the launch is passed; the origins come below
@@ -100,9 +102,15 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
         closure.mark_done(i, sets[i])
         # what it writes: its outputs, its fusion group's buffers, and the buffers it is the first
         # to be passed (a buffer is allocated just before the launch that writes it)
-        for b in (*la.outputs, *(b for node in placement.get(i, ()) for b in node.buffer_names),
-                  *(b for b in la.buffers if b not in seen and b not in known)):
-            written[b] = sets[i]
+        mine = sets[i]
+        for b in la.outputs:
+            written[b] = mine
+        for node in placement.get(i, ()):
+            for b in node.buffer_names:
+                written[b] = mine
+        for b in la.buffers:
+            if b not in seen and b not in known:
+                written[b] = mine
         seen.update(la.buffers)
     _with_origins(post, launches, sets, evidence, users, known, order,
                   {k.name for k in oc.kernels if k.kind == "template"} if oc is not None else set())
@@ -421,14 +429,17 @@ def _adds_bias(la, written: dict[str, set[str]], reuses: dict[str, str], known: 
             if n in known and is_conv_with_bias(known[n])}
 
 
-def _elements(oc) -> dict[str, tuple[str, str]]:
-    """Buffer -> (the call's buffer, its index) of `buf16 = buf15[0]` in call()."""
-    out = {}
+def _allocations(oc) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """Buffer -> (the call's buffer, its index) of `buf16 = buf15[0]` in call(), and buffer -> the
+    buffer it reuses (`buf88 = buf87; del buf87  # reuse`): one pass over the allocations."""
+    elements, reuses = {}, {}
     for a in oc.allocations if oc is not None else ():
         if a.kind == "element":
             parent, _, k = a.reused_from.partition("[")
-            out[a.name] = parent, k.rstrip("]")
-    return out
+            elements[a.name] = parent, k.rstrip("]")
+        elif a.kind == "reuse":
+            reuses[a.name] = a.reused_from
+    return elements, reuses
 
 
 def _launched_once(launches) -> set[str]:
