@@ -7,7 +7,7 @@ from compile_viz.artifacts.model import FxNode
 from compile_viz.linking.reasons import VIEW_OPS, op_name
 
 
-def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, list[int]], launches, post_sets,
+def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, tuple[int, ...]], launches, post_sets,
                       users, by_name: dict[str, FxNode]) -> dict[str, tuple[int, ...]]:
     """AOT node -> launches, sorted: by name when the post-grad graph kept the node (the same op,
     or a view the post-grad passes made another view; a view it kept with no launches has none

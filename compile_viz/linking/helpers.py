@@ -51,13 +51,14 @@ def lines_of_nodes(fx: FxGraph | None, by_name: dict[str, FxNode] | None = None)
     return _Lines(by_name if by_name is not None else {n.name: n for n in fx.nodes})
 
 
-def invert(sets: list[set[str]]) -> dict[str, list[int]]:
-    """Node -> the launches whose set holds it, in order (appended in order: no sort needed)."""
+def invert(sets: list[set[str]]) -> dict[str, tuple[int, ...]]:
+    """Node -> the launches whose set holds it, in order (appended in order: no sort needed), as
+    tuples: the form every reader keeps, made once here rather than by each."""
     out: dict[str, list[int]] = defaultdict(list)
     for i, names in enumerate(sets):
         for n in names:
             out[n].append(i)
-    return out
+    return {n: tuple(launches) for n, launches in out.items()}
 
 
 def next_live(skip: list[int], i: int) -> int:

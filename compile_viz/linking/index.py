@@ -137,7 +137,10 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per
     `found` holds sorted lists or tuples of launch indices. With `per_launch`, append each node's name to
     its launches' lists too, in graph order; return whether the node names were all distinct
     (else those lists hold repeats)."""
-    get, get_users = found.get, users.get
+    get = found.get
+    # (op, target, dtype, has users) -> the value of a node with no launches: one per kind of node,
+    # shared by all such nodes (a graph's placeholders, views, ...), not a call to reason_of each
+    unlaunched: dict[tuple, tuple[tuple[()], str]] = {}
     before = len(out)
     for n in fx.nodes:
         name = n.name
@@ -148,7 +151,11 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per
                 for i in hits:
                     per_launch[i].append(name)
         else:
-            out[(graph_name, name)] = ((), reason_of(n.op, n.target, n.dtype, bool(get_users(name))))
+            key = (n.op, n.target, n.dtype, name in users)  # users lists a node only when some node uses it
+            value = unlaunched.get(key)
+            if value is None:
+                value = unlaunched[key] = ((), reason_of(*key))
+            out[(graph_name, name)] = value
     return len(out) - before == len(fx.nodes)
 
 

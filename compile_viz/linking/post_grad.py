@@ -489,7 +489,7 @@ def _template(kernel, known: set[str]) -> list[str]:
                 seen.add(name)
     return names
 
-def inherit_tuple_elements(post: FxGraph | None, found: dict[str, list[int]]) -> None:
+def inherit_tuple_elements(post: FxGraph | None, found: dict[str, tuple[int, ...]]) -> None:
     """`getitem` of a multi-output node runs in the kernels of its parent (or of its users)."""
     if post is None:
         return
