@@ -7,42 +7,38 @@ from compile_viz.artifacts.model import FxNode
 from compile_viz.linking.reasons import VIEW_OPS, op_name
 
 
-def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, list[int]], launches, post_sets,
-                      users) -> dict[str, tuple[int, ...]]:
+def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str, tuple[int, ...]], launches, post_sets,
+                      users, by_name: dict[str, FxNode]) -> dict[str, tuple[int, ...]]:
     """AOT node -> launches, sorted: by name when the post-grad graph kept the node (the same op,
     or a view the post-grad passes made another view; a view it kept with no launches has none
     here either); else the launches of name-matched ops within three edges whose "Original ATen"
     comment names this node's op; else those of the nearest name-matched users (then arguments)
-    from the same source line."""
+    from the same source line. `by_name`: the AOT nodes by name."""
     if aot is None or not post_by_name:
         return {}
-    found: dict[str, list[int]] = {}
+    matched: dict[str, tuple[int, ...]] = {}
     views: set[str] = set()  # views the post-grad graph kept as views: they run where it says, or nowhere
+    rest = []  # the other ops, in graph order: pending below, but a name matched twice
     for n in aot.nodes:
-        if n.op != "call_function" or (p := post_by_name.get(n.name)) is None:
+        if n.op != "call_function":
             continue
         # the same node: same op, or a view the post-grad passes turned into another view
         # (`view` -> `reshape`, which keeps the node's name)
-        if p.target == n.target or op_name(p.target) in VIEW_OPS and op_name(n.target) in VIEW_OPS:
-            if n.name in post_found:
-                found[n.name] = post_found[n.name]
-            elif op_name(n.target) in VIEW_OPS:
+        if (p := post_by_name.get(n.name)) is not None and (
+                p.target == n.target or op_name(p.target) in VIEW_OPS and op_name(n.target) in VIEW_OPS):
+            if (hits := post_found.get(n.name)) is not None:
+                matched[n.name] = hits if type(hits) is tuple else tuple(hits)  # sorted, from invert
+                continue
+            if op_name(n.target) in VIEW_OPS:
                 views.add(n.name)
-    matched = found
-    found = {name: tuple(s) for name, s in matched.items()}  # sorted lists, from invert
-    pending = [n for n in aot.nodes if n.op == "call_function" and n.name not in found and n.name not in views]
+                continue
+        rest.append(n)
+    found = dict(matched)
+    pending = [n for n in rest if n.name not in found and n.name not in views]
     if not pending:  # every op kept its name: the neighbourhoods below are not needed
         return found
-    found.update(_renamed(pending, aot, post_by_name, post_found))
-    by_name = {n.name: n for n in aot.nodes}
-    with_line: dict[int, int] = {}  # user source line -> launches that run it, as a bit mask
-    for i, names in enumerate(post_sets):
-        bit = 1 << i
-        for x in names:
-            p = post_by_name.get(x)
-            if p is not None and p.source is not None:
-                line = p.source.line
-                with_line[line] = with_line.get(line, 0) | bit
+    found.update(_renamed(pending, by_name, post_by_name, post_found))
+    with_line = None  # user source line -> launches that run it, as a bit mask: made on first need
     with_packet: dict[str, int] = {}  # ATen op -> launches whose comment names it, as a bit mask
     for i, la in enumerate(launches):
         bit = 1 << i
@@ -60,6 +56,8 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
         mask = with_packet.get(packet)
         by_aten = near_of(n.name) & mask if mask else 0
         if by_aten and n.source is not None:  # the same op's other launches next door (mm + bias kernel)
+            if with_line is None:
+                with_line = _line_masks(post_sets, post_by_name, {m.source.line for m in pending if m.source is not None})
             next_door = by_aten << 2 | by_aten << 1 | by_aten >> 1 | by_aten >> 2
             by_aten |= next_door & mask & with_line.get(n.source.line, 0)
         if by_aten:
@@ -75,12 +73,25 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
     return found
 
 
-def _renamed(pending: list[FxNode], aot, post_by_name: dict[str, FxNode], post_found) -> dict[str, tuple[int, ...]]:
+def _line_masks(post_sets, post_by_name: dict[str, FxNode], lines: set[int]) -> dict[int, int]:
+    """User source line -> the launches whose post-grad nodes come from it, as a bit mask; only
+    for `lines` (those of the nodes that ask), not every line of the graph."""
+    with_line: dict[int, int] = {}
+    for i, names in enumerate(post_sets):
+        bit = 1 << i
+        for x in names:
+            if (p := post_by_name.get(x)) is not None and (src := p.source) is not None and (line := src.line) in lines:
+                with_line[line] = with_line.get(line, 0) | bit
+    return with_line
+
+
+def _renamed(pending: list[FxNode], aot_names: dict[str, FxNode], post_by_name: dict[str, FxNode], post_found
+             ) -> dict[str, tuple[int, ...]]:
     """AOT ops that a post-grad pass replaced by the same op under a new name (FSDP's
     `all_gather_copy_in` -> `all_gather_copy_in_default_2`), or by its out variant
     (`all_gather_into_tensor` -> `all_gather_into_tensor_out_default_2`): paired with the post-grad
-    nodes of that op that have no AOT namesake, in graph order, when both sides count the same."""
-    aot_names = {n.name for n in aot.nodes}
+    nodes of that op that have no AOT namesake (`aot_names`: the AOT nodes by name), in graph
+    order, when both sides count the same."""
     waiting: dict[str, list[str]] = {}
     for n in pending:
         if op_name(n.target) not in VIEW_OPS:
@@ -88,9 +99,14 @@ def _renamed(pending: list[FxNode], aot, post_by_name: dict[str, FxNode], post_f
     if not waiting:
         return {}
     spare: dict[str, list[str]] = {}
+    base: dict[str, str] = {}  # target -> _base_op, once per target, not once per node
     for name, p in post_by_name.items():
-        if name not in aot_names and p.op == "call_function" and (op := _base_op(p.target)) in waiting:
-            spare.setdefault(op, []).append(name)
+        if name not in aot_names and p.op == "call_function":
+            op = base.get(p.target)
+            if op is None:
+                op = base[p.target] = _base_op(p.target)
+            if op in waiting:
+                spare.setdefault(op, []).append(name)
     out = {}
     for op, names in waiting.items():
         posts = spare.get(op, [])
@@ -156,10 +172,6 @@ class _Near:
         self.by_name = by_name
         self.users = users
         self.found = found
-        # the walk goes through ops only: a graph input read in many places, or the output node
-        # that returns some 250 saved tensors of a training step, would make every node near
-        # every other
-        self.calls = {name for name, n in by_name.items() if n.op == "call_function"}
         self.adjacent: dict[str, list[str]] = {}
         self.one: dict[str, int] = {}
         self.two: dict[str, int] = {}
@@ -168,10 +180,12 @@ class _Near:
         adj = self.adjacent.get(name)
         if adj is None:
             # a node that is not an op (a graph input, the output) has no launches and leads
-            # nowhere: the walk stops there
-            if name in self.calls:
-                by_name = self.by_name
-                adj = [*self.users.get(name, ()), *[x for x in by_name[name].args if x in by_name]]
+            # nowhere: the walk stops there (a graph input read in many places, or the output node
+            # that returns some 250 saved tensors of a training step, would make every node near
+            # every other)
+            by_name = self.by_name
+            if (node := by_name.get(name)) is not None and node.op == "call_function":
+                adj = [*self.users.get(name, ()), *[x for x in node.args if x in by_name]]
             else:
                 adj = []
             self.adjacent[name] = adj

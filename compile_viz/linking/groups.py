@@ -19,8 +19,10 @@ def align_groups(graph: GraphParse, launches, warnings: list[str]) -> dict[int, 
     nodes = [n for n in ir.nodes if n.kind != "nop"]
     passing: dict[str, list[int]] = defaultdict(list)  # buffer -> launches that pass it, in order
     for q, la in enumerate(launches):
-        for b in set(la.buffers) | set(la.outputs):
-            passing[b].append(q)
+        for b in (*la.buffers, *la.outputs):  # each launch once per buffer: q only grows, test the last
+            qs = passing[b]
+            if not qs or qs[-1] != q:
+                qs.append(q)
     owner: list[int | None] = [None] * len(nodes)
     p = 0
     for k, node in enumerate(nodes):

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from compile_viz.artifacts.model import FxGraph
+from compile_viz.artifacts.model import FxGraph, FxNode
 
 
 def node_users(fx: FxGraph) -> dict[str, list[str]]:
     users: dict[str, list[str]] = defaultdict(list)
     for n in fx.nodes:
-        name = n.name
-        for a in n.args:
-            users[a].append(name)
+        if args := n.args:  # not the graph inputs (a fifth of a backward's nodes)
+            name = n.name
+            for a in args:
+                users[a].append(name)
     return users
 
 
@@ -27,15 +28,44 @@ def node_order(fx: FxGraph | None) -> dict[str, int]:
     return _Order(zip([n.name for n in fx.nodes], range(len(fx.nodes)), strict=True)) if fx else _Order()
 
 
-def lines_of_nodes(fx: FxGraph | None) -> dict[str, tuple[str, int] | None]:
-    """Node name -> its user source (file, line), None where it has none."""
-    return {n.name: (n.source.file, n.source.line) if n.source is not None else None for n in fx.nodes} if fx else {}
+class _Lines(dict):
+    """Node name -> its user source (file, line), None where it has none or the graph lacks the
+    name; read with `[]`. Worked out on first lookup: only the nodes of launches without stacks
+    of their own are asked for, not every node of the graph."""
+
+    def __init__(self, by_name: dict[str, FxNode]) -> None:
+        super().__init__()
+        self.by_name = by_name
+
+    def __missing__(self, name: str) -> tuple[str, int] | None:
+        n = self.by_name.get(name)
+        line = self[name] = (n.source.file, n.source.line) if n is not None and n.source is not None else None
+        return line
 
 
-def invert(sets: list[set[str]]) -> dict[str, list[int]]:
-    """Node -> the launches whose set holds it, in order (appended in order: no sort needed)."""
+def lines_of_nodes(fx: FxGraph | None, by_name: dict[str, FxNode] | None = None) -> dict[str, tuple[str, int] | None]:
+    """Node name -> its user source (file, line), None where it has none (`by_name`: the graph's
+    nodes by name, where the caller has them); read it with `[]`, not `get`."""
+    if not fx:
+        return _Lines({})
+    return _Lines(by_name if by_name is not None else {n.name: n for n in fx.nodes})
+
+
+def invert(sets: list[set[str]]) -> dict[str, tuple[int, ...]]:
+    """Node -> the launches whose set holds it, in order (appended in order: no sort needed), as
+    tuples: the form every reader keeps, made once here rather than by each."""
     out: dict[str, list[int]] = defaultdict(list)
     for i, names in enumerate(sets):
         for n in names:
             out[n].append(i)
-    return out
+    return {n: tuple(launches) for n, launches in out.items()}
+
+
+def next_live(skip: list[int], i: int) -> int:
+    """The first index from i on not skipped (skip[j] == j), compressing the path walked."""
+    root = i
+    while skip[root] != root:
+        root = skip[root]
+    while skip[i] != root:
+        skip[i], i = root, skip[i]
+    return root

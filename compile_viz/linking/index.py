@@ -56,7 +56,8 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
     post_launches = invert(post_sets)
     inherit_tuple_elements(post, post_launches)
 
-    aot_launches = aot_node_launches(aot, post_by_name, post_launches, launches, post_sets, users_aot)
+    aot_by_name = {n.name: n for n in aot.nodes} if aot else {}
+    aot_launches = aot_node_launches(aot, post_by_name, post_launches, launches, post_sets, users_aot, aot_by_name)
 
     nodes: dict[tuple[str, str], tuple[tuple[int, ...], str]] = {}
     if post is not None:
@@ -66,8 +67,8 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
         aot_nodes = _launch_nodes(aot_launches, len(launches), node_order(aot))  # names repeat
 
     kinds = {k.name: k.kind for k in oc.kernels} if oc else {}
-    post_lines = lines_of_nodes(post)
-    aot_lines = lines_of_nodes(aot)
+    post_lines = lines_of_nodes(post, post_by_name)
+    aot_lines = lines_of_nodes(aot, aot_by_name)
     stacks = graph.kernel_stacks if use_stacks else None
     links = []
     for i, la in enumerate(launches):
@@ -97,7 +98,8 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
             s_source_lines(link, _source_lines(pg, post_lines, fx_nodes, aot_lines))
             s_basis(link, BASES[(nodes_basis, nodes_basis)])
         s_evidence(link, evidence[i])
-        s_alternatives(link, tuple(tuple(sorted(a, key=lambda n: (order_post.get(n, -1), n))) for a in ties.get(i, ())))
+        alts = ties.get(i)  # most launches have none
+        s_alternatives(link, tuple(tuple(sorted(a, key=lambda n: (order_post.get(n, -1), n))) for a in alts) if alts else ())
         s_line(link, la.line)
         links.append(link)
     groups = group_links(graph, placement, launches)
@@ -135,7 +137,10 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per
     `found` holds sorted lists or tuples of launch indices. With `per_launch`, append each node's name to
     its launches' lists too, in graph order; return whether the node names were all distinct
     (else those lists hold repeats)."""
-    get, get_users = found.get, users.get
+    get = found.get
+    # (op, target, dtype, has users) -> the value of a node with no launches: one per kind of node,
+    # shared by all such nodes (a graph's placeholders, views, ...), not a call to reason_of each
+    unlaunched: dict[tuple, tuple[tuple[()], str]] = {}
     before = len(out)
     for n in fx.nodes:
         name = n.name
@@ -146,7 +151,11 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per
                 for i in hits:
                     per_launch[i].append(name)
         else:
-            out[(graph_name, name)] = ((), reason_of(n.op, n.target, n.dtype, bool(get_users(name))))
+            key = (n.op, n.target, n.dtype, name in users)  # users lists a node only when some node uses it
+            value = unlaunched.get(key)
+            if value is None:
+                value = unlaunched[key] = ((), reason_of(*key))
+            out[(graph_name, name)] = value
     return len(out) - before == len(fx.nodes)
 
 
@@ -160,8 +169,8 @@ def _launch_nodes(found: dict[str, tuple[int, ...]], n: int, order: dict[str, in
 
 
 def _source_lines(pg, post_lines, fx_nodes, aot_lines) -> tuple[tuple[str, int], ...]:
-    lines = set(map(post_lines.get, pg))
-    lines.update(map(aot_lines.get, fx_nodes))
+    lines = set(map(post_lines.__getitem__, pg))
+    lines.update(map(aot_lines.__getitem__, fx_nodes))
     lines.discard(None)
     return tuple(sorted(lines))
 

@@ -7,6 +7,7 @@ from bisect import bisect_right
 from collections import defaultdict
 
 from compile_viz.artifacts.model import FxGraph, FxNode, KernelLaunch
+from compile_viz.linking.helpers import next_live
 from compile_viz.linking.origins import MATMULS
 from compile_viz.linking.reasons import VIEW_OPS, op_matches, op_name
 
@@ -42,6 +43,8 @@ class Matcher:
         self.claimed: dict = {}  # (kernel, direction) -> positions of the instances placed
         self.leaves: dict[str, frozenset[str]] = {}  # node -> _leaves
         self.consts: dict[str, tuple[str, ...] | None] = {}  # node -> _constants (read at every candidate)
+        # the tuple elements (`getitem`), by name: a set lookup per user, not a node lookup and a test
+        self.getitem_nodes = {name for name, n in nodes.items() if n.target == "operator.getitem"}
         self.getitems: dict[int, tuple] = {}  # id of a launch's set -> (the set, _with_getitems)
         self.externals: dict[int, tuple] = {}  # id of an instance's names -> (the names, _external)
         self.input_reads: dict[int, tuple] = {}  # id of an instance's names -> (the names, _input_reads)
@@ -73,7 +76,6 @@ class Matcher:
         updating it in place reads (a convolution's bias added to its result). A buffer no
         earlier launch wrote is one it writes."""
         avail: set[str] = set()
-        users, nodes = self.users, self.nodes
         for b in la.buffers:
             while reuses and b not in written and b in reuses:
                 b = reuses[b]
@@ -81,10 +83,10 @@ class Matcher:
                 avail |= self._with_getitems(written[b])
             elif b in elements:
                 parent, k = elements[b]
-                avail.update(u for n in written.get(parent, ()) for u in users.get(n, ())
-                             if (g := nodes.get(u)) is not None and g.target == "operator.getitem"
-                             and g.constants[:1] == (k,))
-            elif b in nodes:
+                items, nodes = self.getitem_nodes, self.nodes
+                avail.update(u for n in written.get(parent, ()) for u in self.users.get(n, ())
+                             if u in items and nodes[u].constants[:1] == (k,))
+            elif b in self.nodes:
                 avail.add(b)
         return avail
 
@@ -95,9 +97,8 @@ class Matcher:
         hit = self.getitems.get(id(names))
         if hit is not None and hit[0] is names:
             return hit[1]
-        users, nodes = self.users, self.nodes
-        out = frozenset((*names, *(u for n in names for u in users.get(n, ())
-                                   if (g := nodes.get(u)) is not None and g.target == "operator.getitem")))
+        users, items = self.users, self.getitem_nodes
+        out = frozenset((*names, *(u for n in names for u in users.get(n, ()) if u in items)))
         self.getitems[id(names)] = (names, out)
         return out
 
@@ -218,7 +219,7 @@ class Matcher:
             found = self._repeat(kernel, template, passed, backward=True, shared=self.taken.get(kernel, set()),
                                  avail=avail)
         if found:  # the next instance anchored on its last node lies after this one
-            end = max(self.pos[n] for n in found)
+            end = max(map(self.pos.__getitem__, found))
             self.last_anchor[(kernel, True)] = max(end, self.last_anchor.get((kernel, True), -1))
             self.taken.setdefault(kernel, set()).update(found)
         return found
@@ -244,15 +245,16 @@ class Matcher:
         after = self.last_anchor.get(anchor_key, -1)
         claimed = self.claimed.setdefault(anchor_key, set())
         reads_computed = kernel in self.reads_computed
+        passed_set = frozenset(passed)  # once, not a set made of the tuple by every test below
 
         def fits(p: int, found: tuple) -> bool:
             return (p not in claimed
-                    and (not passed or found[1].issubset(passed)
-                         or (reads_computed and self._reads_passed(found[0], passed, avail)))
+                    and (not passed or found[1].issubset(passed_set)
+                         or (reads_computed and self._reads_passed(found[0], passed_set, avail)))
                     and (shared is None or not shared.isdisjoint(found[0])))
 
         n = len(positions)
-        i = _next_live(skip, bisect_right(positions, after))
+        i = next_live(skip, bisect_right(positions, after))
         first = None  # the first instance that fits: taken when none is fed what the launch is passed
         while i < n:
             p = positions[i]
@@ -264,7 +266,7 @@ class Matcher:
             elif fits(p, found):
                 first = p, found
                 break
-            i = _next_live(skip, i + 1)
+            i = next_live(skip, i + 1)
         if first is None:
             return set()
         fed = None  # the first fitting instance fed what the launch is passed
@@ -315,7 +317,7 @@ class Matcher:
         near.update(j for a in avail if (at := by_read.get(a)) is not None for j in at if j >= i)
         return [j for j in sorted(near) if self._external(extended[positions[j]][0]) <= avail]
 
-    def _reads_passed(self, names: tuple[str, ...], passed: tuple[str, ...], avail: set[str] | None) -> bool:
+    def _reads_passed(self, names: tuple[str, ...], passed: frozenset[str], avail: set[str] | None) -> bool:
         """Whether the graph inputs an instance reads are passed to the launch, but those read by
         its nodes an earlier launch computed (`avail`): they are read from that launch's buffer
         (a bias added where the qkv projection's output was copied, then split in this one), as
@@ -331,8 +333,8 @@ class Matcher:
         if hit is not None and hit[0] is names:
             return hit[1]
         nodes, inputs = self.nodes, self.inputs
-        out = tuple((n, reads) for n in names if op_name(nodes[n].target) not in MATMULS
-                    if (reads := tuple(a for a in nodes[n].args if a in inputs)))
+        out = tuple((n, tuple(a for a in args if a in inputs)) for n in names  # most read no graph input
+                    if not inputs.isdisjoint(args := nodes[n].args) and op_name(nodes[n].target) not in MATMULS)
         self.input_reads[id(names)] = (names, out)  # the instance is kept with it: its id is not reused
         return out
 
@@ -390,7 +392,13 @@ class Matcher:
             anchor = self.nodes[key[0]]
             positions = self.anchor_at.get(anchor.name)
             if positions is None:
-                positions = [p for p in self.by_target.get(anchor.target, []) if self._same_op(anchor, self.order[p])]
+                # `_same_op(anchor, node)` over the nodes of the anchor's target, the anchor's side read once
+                # (of one target, the same constants as written are the same constants: no `_constants`)
+                order, consts, nargs, constants = self.order, self._constants, len(anchor.args), self._constants(anchor)
+                dtype, shape, raw = anchor.dtype, anchor.shape, anchor.constants
+                positions = [p for p in self.by_target.get(anchor.target, [])
+                             if len((g := order[p]).args) == nargs and g.dtype == dtype and g.shape == shape
+                             and (constants is None or g.constants == raw or consts(g) == constants)]
                 self.anchor_at[anchor.name] = positions
             state = self.extended[key] = (positions, {}, list(range(len(positions) + 1)))
         return state
@@ -416,14 +424,13 @@ class Matcher:
         """Map the template onto the graph starting from `start` in the order of its `_plan`;
         None when the shape differs. A template node reached only through outside nodes that
         two or more graph nodes fit as well adds to `ties` ({template node: the other}, each)."""
-        mapping = {tnodes[0].name: start.name}
-        if not self._same_op(tnodes[0], start):
-            return None
+        mapping = {tnodes[0].name: start.name}  # `start` is like the template's first node (_state)
         used = {start.name}
         steps, pending = plan
         nodes, users, consts = self.nodes, self.users, self._constants
         # `_same_op(t, g)` written out, each test once per candidate
-        for t, through_users, ref, k, target, nargs, dtype, shape, constants in steps:
+        # (of one target, the same constants as written are the same constants: no `_constants`)
+        for t, through_users, ref, k, target, nargs, dtype, shape, constants, raw in steps:
             gref = mapping[ref]
             if through_users:  # t uses a mapped node: look among that node's users
                 for u in users.get(gref, ()):
@@ -431,7 +438,7 @@ class Matcher:
                     args = g.args
                     if (g.target == target and len(args) == nargs and args[k] == gref and u not in used
                             and g.dtype == dtype and g.shape == shape
-                            and (constants is None or consts(g) == constants)):
+                            and (constants is None or g.constants == raw or consts(g) == constants)):
                         cand = u
                         break
                 else:
@@ -441,7 +448,7 @@ class Matcher:
                 if len(args) > k and (cand := args[k]) not in used:
                     c = nodes[cand]
                     if not (c.target == target and len(c.args) == nargs and c.dtype == dtype and c.shape == shape
-                            and (constants is None or consts(c) == constants)):
+                            and (constants is None or c.constants == raw or consts(c) == constants)):
                         return None
                 else:
                     return None
@@ -550,7 +557,7 @@ class Matcher:
             pending = rest
         # each step with the template node's op, arity, dtype, shape and constants: what
         # `_same_op` compares, read once here rather than at every candidate
-        steps = [(t, through_users, ref, k, t.target, len(t.args), t.dtype, t.shape, self._constants(t))
+        steps = [(t, through_users, ref, k, t.target, len(t.args), t.dtype, t.shape, self._constants(t), t.constants)
                  for t, through_users, ref, k in steps]
         plan = self.plans[key] = (steps, pending)
         return plan
@@ -568,16 +575,6 @@ class Matcher:
         return None
 
 
-def _next_live(skip: list[int], i: int) -> int:
-    """The first index from i on not skipped (skip[j] == j), compressing the path walked."""
-    root = i
-    while skip[root] != root:
-        root = skip[root]
-    while skip[i] != root:
-        skip[i], i = root, skip[i]
-    return root
-
-
 # ops whose constant a generated kernel takes as an argument, not in its code: every layer's
 # dropout kernel is one kernel, passed its seed's offset (`load_seed_offset`)
 KERNEL_ARGUMENTS = {"inductor_lookup_seed"}
@@ -588,9 +585,11 @@ def _constants(n: FxNode) -> tuple[str, ...] | None:
     multiply or convolution, computed by its extern call (a kernel that adds a convolution's bias
     is the same code whatever the stride, padding or groups). The device a constant is made on is
     left out: FX writes it on some `full` nodes of a graph and not on others."""
-    if op_name(n.target) in MATMULS or op_name(n.target) in KERNEL_ARGUMENTS:
+    op = op_name(n.target)
+    if op in MATMULS or op in KERNEL_ARGUMENTS:
         return None
     constants = n.constants
-    if any(c.startswith("device = ") for c in constants):
-        return tuple(c for c in constants if not c.startswith("device = "))
+    for c in constants:  # a loop, not any(genexpr): called for every node a template is tried on
+        if c.startswith("device = "):
+            return tuple(c for c in constants if not c.startswith("device = "))
     return constants

@@ -66,9 +66,11 @@ class Origins:
     calls), so a call's cone, not the whole graph, is visited."""
 
     def __init__(self, nodes: list[FxNode], users: dict[str, list[str]], extern: set[str],
-                 viewed: frozenset[str] = frozenset()) -> None:
-        self.known = {n.name: n for n in nodes}
-        self.pos = {n.name: i for i, n in enumerate(nodes)}
+                 viewed: frozenset[str] = frozenset(), known: dict[str, FxNode] | None = None,
+                 pos: dict[str, int] | None = None) -> None:
+        # `known` and `pos`: the nodes by name and their positions, where the caller has them
+        self.known = known if known is not None else {n.name: n for n in nodes}
+        self.pos = pos if pos is not None else {n.name: i for i, n in enumerate(nodes)}
         self.realizer: dict[str, int] = {}  # node -> position of the first consumer realizing it (_first_realizer)
         self.users = users
         self.extern = extern
@@ -274,11 +276,15 @@ def viewed_inputs(launches, known: dict[str, FxNode]) -> frozenset[str]:
     out = set()
     for la in launches:
         for arg in la.args:
+            # the node first, by the name _REINTERPRET would read (up to the first comma): most
+            # reinterpreted tensors are buffers, not graph inputs, and need no regex
+            if not arg.startswith("reinterpret_tensor(") or (node := known.get(arg[19:arg.find(",", 19)])) is None \
+                    or node.op != "placeholder":
+                continue
             m = _REINTERPRET.match(arg)
             if m is None or m["name"] in out:
                 continue
-            node = known.get(m["name"])
-            if node is None or node.op != "placeholder" or len(node.shape) != 4 or not all(d.isdigit() for d in node.shape):
+            if len(node.shape) != 4 or not all(d.isdigit() for d in node.shape):
                 continue
             size = tuple(int(d) for d in node.shape)
             if m["size"] == ", ".join(map(str, size)) and m["stride"] == ", ".join(map(str, _channels_last(size))):

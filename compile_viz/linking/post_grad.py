@@ -28,15 +28,17 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     ties = _Ties()
     oc = graph.output_code
     first_seen: set[str] = set()
-    closure = _Closure(post, launches, placement, users)
+    closure = _Closure(post, launches, placement, users, known)
     templates: dict[str, list[str]] = {}  # kernel -> _template, the same for all its launches
     # (kernel, its launch's comment in call()) -> the launch's nodes: launches of one kernel made
     # in one lowering (the query, key and value copies an attention call realizes) have the same
     # origins, so the same comment and the same nodes
     siblings: dict[tuple, set[str]] = {}
     written: dict[str, set[str]] = {}  # buffer -> the nodes of the launch that wrote it
-    elements = _elements(oc)
-    reuses = {a.name: a.reused_from for a in (oc.allocations if oc is not None else ()) if a.kind == "reuse"}
+    elements, reuses = _allocations(oc)
+    kernels: dict[str, object] = {}  # kernel name -> its definition, the first of that name (as oc.kernel)
+    for k in oc.kernels if oc is not None else ():
+        kernels.setdefault(k.name, k)
     seen: set[str] = set()  # buffers passed so far
     first_aten: dict[str, tuple[str, ...]] = {}  # kernel -> its first launch's `Original ATen` in call()
     extern_ops = {la.kernel.split(".")[1] if la.kernel.startswith("extern_kernels.") else la.kernel
@@ -55,7 +57,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
         else:
             template = templates.get(la.kernel)
             if template is None:
-                template = templates[la.kernel] = _template(oc.kernel(la.kernel) if oc else None, known)
+                template = templates[la.kernel] = _template(kernels.get(la.kernel), known)
             if la.kernel not in first_seen and template:
                 sets[i], evidence[i] = set(template), COMMENTS
                 matcher.claim(la.kernel, template, la.buffers)
@@ -71,7 +73,7 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                 sets[i] = _without_ops_unsaid(found, first_aten.get(la.kernel, ()), la.comments.original_aten,
                                               known, users)
                 sets[i] |= _views_of_extern(found, known, matcher.extern_taken)
-            elif op := _template_matmul(oc.kernel(la.kernel) if oc else None, template, known):
+            elif op := _template_matmul(kernels.get(la.kernel), template, known):
                 # a template's later launch its sub-graph was not found for (its first launch fused
                 # another prologue: the embedding's layer norm): its matrix multiply, found as an
                 # extern call's is, by what the launch is passed; the origins come below
@@ -100,13 +102,19 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
         closure.mark_done(i, sets[i])
         # what it writes: its outputs, its fusion group's buffers, and the buffers it is the first
         # to be passed (a buffer is allocated just before the launch that writes it)
-        for b in (*la.outputs, *(b for node in placement.get(i, ()) for b in node.buffer_names),
-                  *(b for b in la.buffers if b not in seen and b not in known)):
-            written[b] = sets[i]
+        mine = sets[i]
+        for b in la.outputs:
+            written[b] = mine
+        for node in placement.get(i, ()):
+            for b in node.buffer_names:
+                written[b] = mine
+        for b in la.buffers:
+            if b not in seen and b not in known:
+                written[b] = mine
         seen.update(la.buffers)
-    _with_origins(post, launches, sets, evidence, users, known,
+    _with_origins(post, launches, sets, evidence, users, known, order,
                   {k.name for k in oc.kernels if k.kind == "template"} if oc is not None else set())
-    _with_constants(launches, sets, evidence, known)
+    _with_constants(launches, sets, evidence, known, users)
     return sets, evidence, ties.of
 
 
@@ -160,7 +168,8 @@ def _from_provenance(graph: GraphParse, launches, use_provenance: bool) -> tuple
 
 
 def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[str], users: dict[str, list[str]],
-                  known: dict[str, FxNode], templates: set[str] | frozenset[str] = frozenset()) -> None:
+                  known: dict[str, FxNode], order: dict[str, int],
+                  templates: set[str] | frozenset[str] = frozenset()) -> None:
     """Extern calls, kernels placed by what they can compute (no comments) or by the call they are
     made for, and a template's later launches: their sets as Inductor's origins have them, with
     what was inlined into them (in place)."""
@@ -174,8 +183,11 @@ def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[
     # a kernel that adds a convolution's bias: the pointwise made in the convolution's lowering
     # takes what the convolution gathered, which the first instance's template cannot show for a
     # later one (its convolution read a graph input, this one a block's output)
-    biased = [i for i, la in enumerate(launches) if evidence[i] in (STRUCTURE, COMMENTS)
-              and any(is_conv_with_bias(known[n]) for n in sets[i] if n in known)]
+    # the graph's biased convolutions, found once: not tested again for every node of every launch
+    convs = {name for name, n in known.items() if is_conv_with_bias(n)} if any(
+        t.startswith("aten.convolution") for t in {n.target for n in known.values()}) else set()
+    biased = [i for i in range(len(launches)) if evidence[i] in (STRUCTURE, COMMENTS)
+              and not convs.isdisjoint(sets[i])] if convs else []
     if guessed or biased or templated:  # what Inductor inlined into the inputs it realized for the call (origins.py)
         alone = set()  # extern calls whose buffer is their node's result: the node alone, not the views it reads
         for i in guessed:
@@ -185,7 +197,7 @@ def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[
                 alone.add(i)
         extern = {n for i, la in enumerate(launches) if la.is_extern for n in sets[i]}
         viewed = viewed_inputs(launches, known)
-        origins = Origins(post.nodes, users, extern, viewed)
+        origins = Origins(post.nodes, users, extern, viewed, known, order)
         for i in guessed:
             if i in alone:
                 continue
@@ -195,21 +207,32 @@ def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[
             sets[i] |= set().union(*(origins.of_call(n) for n in sets[i] if n in known
                                      and op_name(known[n].target) in MATMULS))
         for i in biased:
-            gathered = set().union(*(origins.of_call(n) for n in sets[i] if n in known and is_conv_with_bias(known[n])))
+            gathered = set().union(*(origins.of_call(n) for n in sets[i] if n in convs))
             # a kernel's own comments list what its convolution gathered but the graph inputs it
             # saw through a view (the kernel does not read them); a later instance takes it all
             sets[i] |= gathered & viewed if evidence[i] == COMMENTS else gathered
 
 
-def _with_constants(launches, sets: list[set[str]], evidence: list[str], known: dict[str, FxNode]) -> None:
+def _with_constants(launches, sets: list[set[str]], evidence: list[str], known: dict[str, FxNode],
+                    users: dict[str, list[str]]) -> None:
     """Constants (a `full` with no inputs) are never realized: Inductor inlines them into every
     kernel that reads them, which lists them among its origins (one zero shared by a backward's
     seventeen threshold_backward kernels); a template lists them, the other ways do not (in place)."""
+    constants = {name for name, c in known.items() if c.op == "call_function" and not c.args
+                 and op_name(c.target) in CONSTANT_OPS}
+    if not constants:
+        return
+    # node -> the constants it reads, from the constants' users: a launch looks up its nodes,
+    # not every argument of every node of every launch
+    reads: dict[str, list[str]] = {}
+    for c in constants:
+        for u in users.get(c, ()):
+            if u not in reads and (node := known.get(u)) is not None:
+                if read := [a for a in node.args if a in constants]:
+                    reads[u] = read
     for i, la in enumerate(launches):
         if not la.is_extern and evidence[i] in (STRUCTURE, ORDER, COMMENTS) and sets[i]:
-            sets[i] |= {a for n in sets[i] if n in known for a in known[n].args
-                        if (c := known.get(a)) is not None and c.op == "call_function" and not c.args
-                        and op_name(c.target) in CONSTANT_OPS}
+            sets[i] |= {a for n in sets[i] if (read := reads.get(n)) is not None for a in read}
 
 
 # ops that make a constant from nothing, inlined wherever they are read
@@ -221,8 +244,10 @@ class _Closure:
     buffers its fusion group reads (graph inputs, or what earlier launches wrote), in graph
     order. Extern ops (mm, addmm, fallbacks) are left to the extern calls."""
 
-    def __init__(self, post: FxGraph, launches, placement, users: dict[str, list[str]]) -> None:
+    def __init__(self, post: FxGraph, launches, placement, users: dict[str, list[str]],
+                 by_name: dict[str, FxNode]) -> None:
         self.nodes = post.nodes
+        self.by_name = by_name  # the nodes by name (the caller's `known`)
         self.launches = launches
         self.inputs = {n.name for n in post.nodes if n.op in ("placeholder", "get_attr")}
         self.done = set(self.inputs)
@@ -233,10 +258,6 @@ class _Closure:
     # What only next_kernel and view_inputs need: not built when the provenance JSON or the
     # comments place every launch.
     @cached_property
-    def by_name(self) -> dict[str, FxNode]:
-        return {n.name: n for n in self.nodes}
-
-    @cached_property
     def transparent(self) -> set[str]:
         return {n.name for n in self.nodes if n.op == "call_function" and _transparent(n)}
 
@@ -244,7 +265,7 @@ class _Closure:
     def views(self) -> set[str]:
         # but an expanded view the graph returns: copied into a buffer of its own (origins.py)
         users = self.users
-        return {n.name for n in self.nodes if n.op == "call_function" and _is_view(n)
+        return {n.name for n in self.nodes if n.op == "call_function" and op_name(n.target) in VIEW_OPS
                 and not (op_name(n.target) == "expand" and "output" in users.get(n.name, ()))}
 
     @cached_property
@@ -325,7 +346,9 @@ def _without_ops_unsaid(names: set[str], first: tuple[str, ...], said: tuple[str
     add) are in neither list and stay."""
     if not first or not said:
         return names
-    unsaid = set(first) - set(said)
+    unsaid = set(first).difference(said)
+    if not unsaid:  # the usual case: the launch's comment lists the first launch's ops
+        return names
     drop = {n for n in names if (node := known.get(n)) is not None and node.op == "call_function"
             and ".".join(node.target.split(".")[:2]) in unsaid}
     if not drop:
@@ -406,22 +429,21 @@ def _adds_bias(la, written: dict[str, set[str]], reuses: dict[str, str], known: 
             if n in known and is_conv_with_bias(known[n])}
 
 
-def _elements(oc) -> dict[str, tuple[str, str]]:
-    """Buffer -> (the call's buffer, its index) of `buf16 = buf15[0]` in call()."""
-    out = {}
+def _allocations(oc) -> tuple[dict[str, tuple[str, str]], dict[str, str]]:
+    """Buffer -> (the call's buffer, its index) of `buf16 = buf15[0]` in call(), and buffer -> the
+    buffer it reuses (`buf88 = buf87; del buf87  # reuse`): one pass over the allocations."""
+    elements, reuses = {}, {}
     for a in oc.allocations if oc is not None else ():
         if a.kind == "element":
             parent, _, k = a.reused_from.partition("[")
-            out[a.name] = parent, k.rstrip("]")
-    return out
+            elements[a.name] = parent, k.rstrip("]")
+        elif a.kind == "reuse":
+            reuses[a.name] = a.reused_from
+    return elements, reuses
 
 
 def _launched_once(launches) -> set[str]:
     return {k for k, n in Counter(la.kernel for la in launches).items() if n == 1}
-
-
-def _is_view(n: FxNode) -> bool:
-    return op_name(n.target) in VIEW_OPS
 
 
 def _transparent(n: FxNode) -> bool:
@@ -467,7 +489,7 @@ def _template(kernel, known: set[str]) -> list[str]:
                 seen.add(name)
     return names
 
-def inherit_tuple_elements(post: FxGraph | None, found: dict[str, list[int]]) -> None:
+def inherit_tuple_elements(post: FxGraph | None, found: dict[str, tuple[int, ...]]) -> None:
     """`getitem` of a multi-output node runs in the kernels of its parent (or of its users)."""
     if post is None:
         return
