@@ -68,9 +68,76 @@ def _tail_text(run_part, profile: dict | None) -> str:
 def _nodes_parts(nodes: tuple[FxNode, ...], parts: list[str]) -> None:
     """Append the JSON list of `nodes` to `parts`, each {"name", "op", "target", "dtype", "shape",
     "stride", "args", "constants", "source_file", "source_line", "source_code", "subgraph"}."""
+    # Each name, op, target, dtype, subgraph and arg is written between quotes as it is (the
+    # encoder's escape call for each, 6 a node, was a third of the time of the lists); they are
+    # kept in `raw` and checked at the end, all at once: if any needs an escape, the list is
+    # written again through the encoder's escape (_nodes_parts_escaped).
+    start = len(parts)
+    raw: list[str] = []
     sources: dict[int, str] = {}  # the nodes of one source line share its SourceLocation
     # the JSON of a shape, stride or constants tuple, written once: a graph has few distinct ones
     # (gpt2_deep's backward: 12,285 nodes, ~300 shapes), a third of the node lists' time
+    seqs: dict[tuple[str, ...], str] = {(): "[]"}
+    # "op" to "stride" for each (op, target, dtype, shape, stride): ~1,000 of them in the 12,285
+    # nodes of gpt2_deep's backward, each made once (fewer pieces to join per node)
+    mids: dict[tuple, str] = {}
+    parts.append("[")
+    sep = ""
+    last_src = where = None
+    for n in nodes:
+        name, args, consts, subgraph, src = n.name, n.args, n.constants, n.subgraph, n.source
+        raw += (name, subgraph)
+        raw += args
+        key = (n.op, n.target, n.dtype, n.shape, n.stride)
+        if (mid := mids.get(key)) is None:
+            mid = mids[key] = _mid_text(*key, seqs)
+            raw += (key[0], key[1], key[2] or "")
+        if src is not last_src or where is None:  # runs of nodes share one (a line's ops)
+            last_src = src
+            where = sources.get(id(src))
+            if where is None:
+                where = sources[id(src)] = _source_text(src)
+        if (consts_text := seqs.get(consts)) is None:
+            consts_text = seqs[consts] = _strs(consts)
+        args_text = f'["{_QQ.join(args)}"]' if args else "[]"
+        parts.append(
+            f'{sep}{{"name":"{name}",{mid},"args":{args_text},'
+            f'"constants":{consts_text}{where},"subgraph":"{subgraph}"}}'
+        )
+        sep = ","
+    parts.append("]")
+    if not _plain("".join(raw)):
+        del parts[start:]
+        _nodes_parts_escaped(nodes, parts)
+
+
+def _mid_text(op: str, target: str, dtype: str | None, shape, stride, seqs: dict) -> str:
+    """A node's "op", "target", "dtype", "shape" and "stride" as JSON, without braces; the strs
+    between quotes as they are (checked by `_nodes_parts`), the tuples through `seqs`."""
+    if shape is not None and (shape_text := seqs.get(shape)) is None:
+        shape_text = seqs[shape] = _strs(shape)
+    if stride is not None and (stride_text := seqs.get(stride)) is None:
+        stride_text = seqs[stride] = _strs(stride)
+    dtype_text = "null" if dtype is None else f'"{dtype}"'
+    return (f'"op":"{op}","target":"{target}","dtype":{dtype_text},'
+            f'"shape":{"null" if shape is None else shape_text},"stride":{"null" if stride is None else stride_text}')
+
+
+_QQ = '","'
+# What encode_basestring_ascii escapes besides non-ASCII (json.encoder's ESCAPE_ASCII)
+_ESCAPED_ASCII = bytes(range(0x20)) + b'"\\\x7f'
+
+
+def _plain(text: str) -> bool:
+    """Whether encode_basestring_ascii writes `text` as itself between quotes: it escapes '"',
+    '\\' and anything outside ' '..'~' (for ASCII text, bytes.translate drops those: ~1
+    instruction a character, where str.isprintable takes ~10)."""
+    return text.isascii() and len(text.encode("ascii").translate(None, _ESCAPED_ASCII)) == len(text)
+
+
+def _nodes_parts_escaped(nodes: tuple[FxNode, ...], parts: list[str]) -> None:
+    """`_nodes_parts` for nodes with a str that needs escaping: each through the encoder's escape."""
+    sources: dict[int, str] = {}
     seqs: dict[tuple[str, ...], str] = {(): "[]"}
     parts.append("[")
     sep = ""
