@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from json.encoder import encode_basestring_ascii
+from operator import itemgetter
 
 from compile_viz.artifacts.model import FxNode, GraphParse
 
@@ -124,6 +125,7 @@ def _mid_text(op: str, target: str, dtype: str | None, shape, stride, seqs: dict
 
 
 _QQ = '","'
+_SECOND = itemgetter(1)
 # What encode_basestring_ascii escapes besides non-ASCII (json.encoder's ESCAPE_ASCII)
 _ESCAPED_ASCII = bytes(range(0x20)) + b'"\\\x7f'
 
@@ -173,7 +175,13 @@ def _source_text(src) -> str:
 
 
 def _strs(items: tuple[str, ...]) -> str:
+    """The JSON list of `items`, each through the encoder's escape."""
     return "[" + ",".join(map(_str, items)) + "]"
+
+
+def _plain_strs(items: tuple[str, ...]) -> str:
+    """The JSON list of `items`, when none needs an escape (`_plain`)."""
+    return f'["{_QQ.join(items)}"]' if items else "[]"
 
 
 def _opt(text: str | None) -> str:
@@ -291,17 +299,19 @@ def _links_parts(index: GraphIndex, parts: list[str], times=None) -> None:
     are (a small object for each of thousands of nodes)."""
     from compile_viz.linking.model import AOT, POST_GRAD, NodeLinks
 
-    maps: dict[str, list[str]] = {POST_GRAD: [], AOT: []}  # each entry starts with its "," but the first
+    maps: dict[str, list[str]] = {POST_GRAD: [], AOT: []}  # "name":{...} entries, joined with ","
     links = index.nodes
     items = links.raw_items() if isinstance(links, NodeLinks) else (
         (key, (link.launches, link.no_kernel_reason)) for key, link in links.items())
     values: dict[tuple, str] = {}  # (launches, reason) -> its JSON: most nodes share theirs with others
+    # the names between quotes as they are when none needs an escape (checked at once, in C)
+    plain = _plain("".join(map(_SECOND, links)))
     for (g, name), value in items:
         if (entries := maps.get(g)) is not None:
             if (text := values.get(value)) is None:
                 launches, reason = value
                 text = values[value] = f'{{"launches":[{",".join(map(str, launches))}],"no_kernel_reason":{_opt(reason or None)}}}'
-            entries.append(f'{"," if entries else ""}{_str(name)}:{text}')
+            entries.append(f'"{name}":{text}' if plain else f"{_str(name)}:{text}")
     s = index.summary
     head = _launch_links_text(index.launches, times)
     tail = _ENCODE({
@@ -316,7 +326,8 @@ def _links_parts(index: GraphIndex, parts: list[str], times=None) -> None:
         },
         "warnings": list(index.warnings),
     })
-    parts += ['{"launches":', head, ',"fx_nodes":{', *maps[AOT], '},"post_grad_nodes":{', *maps[POST_GRAD], "},", tail[1:]]
+    parts += ['{"launches":', head, ',"fx_nodes":{', ",".join(maps[AOT]), '},"post_grad_nodes":{',
+              ",".join(maps[POST_GRAD]), "},", tail[1:]]
 
 
 def _launch_links_text(launches, times) -> str:
@@ -327,6 +338,12 @@ def _launch_links_text(launches, times) -> str:
     file's path escaped again in every launch); tests/test_parse_cli.py checks it against the encoder."""
     lines: dict = {}  # (file, line) -> its JSON: a layer's launches share their lines' files
     out = []
+    # the name lists' strs between quotes as they are when none needs an escape (checked at once)
+    plain = _plain("".join([
+        x for la in launches for names in (la.post_grad_nodes, la.fx_nodes, la.scheduler_nodes, la.buffers)
+        for x in names
+    ]))
+    strs = _plain_strs if plain else _strs
     for la in launches:
         source = []
         for x in la.source_lines:
@@ -336,9 +353,9 @@ def _launch_links_text(launches, times) -> str:
         basis = la.basis
         out.append(
             f'{{"index":{_value(la.index)},"kernel":{_value(la.kernel)},"is_extern":{_value(la.is_extern)},'
-            f'"kind":{_value(la.kind)},"post_grad_nodes":{_strs(la.post_grad_nodes)},"fx_nodes":{_strs(la.fx_nodes)},'
-            f'"scheduler_nodes":{_strs(la.scheduler_nodes)},"fusion_group":{_value(la.fusion_group)},'
-            f'"buffers":{_strs(la.buffers)},"source_lines":[{",".join(source)}],"evidence":{_value(la.evidence)},'
+            f'"kind":{_value(la.kind)},"post_grad_nodes":{strs(la.post_grad_nodes)},"fx_nodes":{strs(la.fx_nodes)},'
+            f'"scheduler_nodes":{strs(la.scheduler_nodes)},"fusion_group":{_value(la.fusion_group)},'
+            f'"buffers":{strs(la.buffers)},"source_lines":[{",".join(source)}],"evidence":{_value(la.evidence)},'
             f'"basis":{{"nodes":{_value(basis.nodes)},"source_lines":{_value(basis.source_lines)}}}'
             # an uncertain inference: the other placements as good, graph order chose between
             + (f',"alternatives":{_ENCODE([list(a) for a in la.alternatives])}' if la.alternatives else "")
