@@ -175,6 +175,9 @@ def test_launch_links_written_by_hand_are_the_encoders_text():
             launches = list(build_index(g).launches)
             launches[0] = replace(launches[0], alternatives=(("a\u00e9", "b"), ("c",)))
             assert _launch_links_text(launches, None) == encoded(launches)
+            # a name that needs an escape: the name lists go through the encoder's escape
+            launches[1] = replace(launches[1], fx_nodes=('q"x', "\u00e9"), buffers=("b\\1",))
+            assert _launch_links_text(launches, None) == encoded(launches)
             checked += len(launches)
     assert checked > 500
 
