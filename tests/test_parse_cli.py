@@ -175,8 +175,53 @@ def test_launch_links_written_by_hand_are_the_encoders_text():
             launches = list(build_index(g).launches)
             launches[0] = replace(launches[0], alternatives=(("a\u00e9", "b"), ("c",)))
             assert _launch_links_text(launches, None) == encoded(launches)
+            # a name that needs an escape: the name lists go through the encoder's escape
+            launches[1] = replace(launches[1], fx_nodes=('q"x', "\u00e9"), buffers=("b\\1",))
+            assert _launch_links_text(launches, None) == encoded(launches)
             checked += len(launches)
     assert checked > 500
+
+
+def test_node_lists_written_by_hand_are_the_encoders_text():
+    """parse_json writes the node lists by hand, each str between quotes as it is when none needs
+    an escape: the same text the encoder gives for the nodes' dicts, also when one str of a node
+    (any field) needs escaping, which sends the whole list through the encoder's escape."""
+    from dataclasses import replace
+
+    from compile_viz.artifacts import parse_path
+    from compile_viz.cli.parse_json import _ENCODE, _nodes_parts
+    from tests.conftest import SAMPLE_RUNS
+
+    def encoded(nodes):
+        return _ENCODE([{
+            "name": n.name, "op": n.op, "target": n.target, "dtype": n.dtype,
+            "shape": None if n.shape is None else list(n.shape), "stride": None if n.stride is None else list(n.stride),
+            "args": list(n.args), "constants": list(n.constants),
+            "source_file": n.source.file if n.source else None, "source_line": n.source.line if n.source else None,
+            "source_code": n.source.code if n.source else None, "subgraph": n.subgraph,
+        } for n in nodes])
+
+    def written(nodes):
+        parts: list[str] = []
+        _nodes_parts(tuple(nodes), parts)
+        return "".join(parts)
+
+    checked = 0
+    odd = ("a\u00e9", 'q"uote', "back\\slash", "tab\t", "del\x7f", "\u2028")
+    for name in ("gpt_small", "transformer_layer"):
+        for g in parse_path(str(SAMPLE_RUNS / f"{name}.zip")).graphs:
+            for graph in (g.aot_graph, g.post_grad_graph):
+                nodes = list(graph.nodes)
+                assert written(nodes) == encoded(nodes)
+                checked += len(nodes)
+                with_args = next(i for i, n in enumerate(nodes) if n.args)
+                for field in ("name", "op", "target", "dtype", "subgraph", "args"):
+                    for text in odd:
+                        changed = list(nodes)
+                        value = (nodes[with_args].args[0], text) if field == "args" else text
+                        changed[with_args] = replace(nodes[with_args], **{field: value})
+                        assert written(changed) == encoded(changed), (field, text)
+    assert checked > 1000
 
 
 def test_parse_of_a_folder_never_imports_shutil(tmp_path):

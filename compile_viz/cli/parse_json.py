@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from json.encoder import encode_basestring_ascii
+from operator import itemgetter
 
 from compile_viz.artifacts.model import FxNode, GraphParse
 
@@ -68,9 +69,77 @@ def _tail_text(run_part, profile: dict | None) -> str:
 def _nodes_parts(nodes: tuple[FxNode, ...], parts: list[str]) -> None:
     """Append the JSON list of `nodes` to `parts`, each {"name", "op", "target", "dtype", "shape",
     "stride", "args", "constants", "source_file", "source_line", "source_code", "subgraph"}."""
+    # Each name, op, target, dtype, subgraph and arg is written between quotes as it is (the
+    # encoder's escape call for each, 6 a node, was a third of the time of the lists); they are
+    # kept in `raw` and checked at the end, all at once: if any needs an escape, the list is
+    # written again through the encoder's escape (_nodes_parts_escaped).
+    start = len(parts)
+    raw: list[str] = []
     sources: dict[int, str] = {}  # the nodes of one source line share its SourceLocation
     # the JSON of a shape, stride or constants tuple, written once: a graph has few distinct ones
     # (gpt2_deep's backward: 12,285 nodes, ~300 shapes), a third of the node lists' time
+    seqs: dict[tuple[str, ...], str] = {(): "[]"}
+    # "op" to "stride" for each (op, target, dtype, shape, stride): ~1,000 of them in the 12,285
+    # nodes of gpt2_deep's backward, each made once (fewer pieces to join per node)
+    mids: dict[tuple, str] = {}
+    parts.append("[")
+    sep = ""
+    last_src = where = None
+    for n in nodes:
+        name, args, consts, subgraph, src = n.name, n.args, n.constants, n.subgraph, n.source
+        raw += (name, subgraph)
+        raw += args
+        key = (n.op, n.target, n.dtype, n.shape, n.stride)
+        if (mid := mids.get(key)) is None:
+            mid = mids[key] = _mid_text(*key, seqs)
+            raw += (key[0], key[1], key[2] or "")
+        if src is not last_src or where is None:  # runs of nodes share one (a line's ops)
+            last_src = src
+            where = sources.get(id(src))
+            if where is None:
+                where = sources[id(src)] = _source_text(src)
+        if (consts_text := seqs.get(consts)) is None:
+            consts_text = seqs[consts] = _strs(consts)
+        args_text = f'["{_QQ.join(args)}"]' if args else "[]"
+        parts.append(
+            f'{sep}{{"name":"{name}",{mid},"args":{args_text},'
+            f'"constants":{consts_text}{where},"subgraph":"{subgraph}"}}'
+        )
+        sep = ","
+    parts.append("]")
+    if not _plain("".join(raw)):
+        del parts[start:]
+        _nodes_parts_escaped(nodes, parts)
+
+
+def _mid_text(op: str, target: str, dtype: str | None, shape, stride, seqs: dict) -> str:
+    """A node's "op", "target", "dtype", "shape" and "stride" as JSON, without braces; the strs
+    between quotes as they are (checked by `_nodes_parts`), the tuples through `seqs`."""
+    if shape is not None and (shape_text := seqs.get(shape)) is None:
+        shape_text = seqs[shape] = _strs(shape)
+    if stride is not None and (stride_text := seqs.get(stride)) is None:
+        stride_text = seqs[stride] = _strs(stride)
+    dtype_text = "null" if dtype is None else f'"{dtype}"'
+    return (f'"op":"{op}","target":"{target}","dtype":{dtype_text},'
+            f'"shape":{"null" if shape is None else shape_text},"stride":{"null" if stride is None else stride_text}')
+
+
+_QQ = '","'
+_SECOND = itemgetter(1)
+# What encode_basestring_ascii escapes besides non-ASCII (json.encoder's ESCAPE_ASCII)
+_ESCAPED_ASCII = bytes(range(0x20)) + b'"\\\x7f'
+
+
+def _plain(text: str) -> bool:
+    """Whether encode_basestring_ascii writes `text` as itself between quotes: it escapes '"',
+    '\\' and anything outside ' '..'~' (for ASCII text, bytes.translate drops those: ~1
+    instruction a character, where str.isprintable takes ~10)."""
+    return text.isascii() and len(text.encode("ascii").translate(None, _ESCAPED_ASCII)) == len(text)
+
+
+def _nodes_parts_escaped(nodes: tuple[FxNode, ...], parts: list[str]) -> None:
+    """`_nodes_parts` for nodes with a str that needs escaping: each through the encoder's escape."""
+    sources: dict[int, str] = {}
     seqs: dict[tuple[str, ...], str] = {(): "[]"}
     parts.append("[")
     sep = ""
@@ -106,7 +175,13 @@ def _source_text(src) -> str:
 
 
 def _strs(items: tuple[str, ...]) -> str:
+    """The JSON list of `items`, each through the encoder's escape."""
     return "[" + ",".join(map(_str, items)) + "]"
+
+
+def _plain_strs(items: tuple[str, ...]) -> str:
+    """The JSON list of `items`, when none needs an escape (`_plain`)."""
+    return f'["{_QQ.join(items)}"]' if items else "[]"
 
 
 def _opt(text: str | None) -> str:
@@ -224,17 +299,19 @@ def _links_parts(index: GraphIndex, parts: list[str], times=None) -> None:
     are (a small object for each of thousands of nodes)."""
     from compile_viz.linking.model import AOT, POST_GRAD, NodeLinks
 
-    maps: dict[str, list[str]] = {POST_GRAD: [], AOT: []}  # each entry starts with its "," but the first
+    maps: dict[str, list[str]] = {POST_GRAD: [], AOT: []}  # "name":{...} entries, joined with ","
     links = index.nodes
     items = links.raw_items() if isinstance(links, NodeLinks) else (
         (key, (link.launches, link.no_kernel_reason)) for key, link in links.items())
     values: dict[tuple, str] = {}  # (launches, reason) -> its JSON: most nodes share theirs with others
+    # the names between quotes as they are when none needs an escape (checked at once, in C)
+    plain = _plain("".join(map(_SECOND, links)))
     for (g, name), value in items:
         if (entries := maps.get(g)) is not None:
             if (text := values.get(value)) is None:
                 launches, reason = value
                 text = values[value] = f'{{"launches":[{",".join(map(str, launches))}],"no_kernel_reason":{_opt(reason or None)}}}'
-            entries.append(f'{"," if entries else ""}{_str(name)}:{text}')
+            entries.append(f'"{name}":{text}' if plain else f"{_str(name)}:{text}")
     s = index.summary
     head = _launch_links_text(index.launches, times)
     tail = _ENCODE({
@@ -249,7 +326,8 @@ def _links_parts(index: GraphIndex, parts: list[str], times=None) -> None:
         },
         "warnings": list(index.warnings),
     })
-    parts += ['{"launches":', head, ',"fx_nodes":{', *maps[AOT], '},"post_grad_nodes":{', *maps[POST_GRAD], "},", tail[1:]]
+    parts += ['{"launches":', head, ',"fx_nodes":{', ",".join(maps[AOT]), '},"post_grad_nodes":{',
+              ",".join(maps[POST_GRAD]), "},", tail[1:]]
 
 
 def _launch_links_text(launches, times) -> str:
@@ -260,6 +338,12 @@ def _launch_links_text(launches, times) -> str:
     file's path escaped again in every launch); tests/test_parse_cli.py checks it against the encoder."""
     lines: dict = {}  # (file, line) -> its JSON: a layer's launches share their lines' files
     out = []
+    # the name lists' strs between quotes as they are when none needs an escape (checked at once)
+    plain = _plain("".join([
+        x for la in launches for names in (la.post_grad_nodes, la.fx_nodes, la.scheduler_nodes, la.buffers)
+        for x in names
+    ]))
+    strs = _plain_strs if plain else _strs
     for la in launches:
         source = []
         for x in la.source_lines:
@@ -269,9 +353,9 @@ def _launch_links_text(launches, times) -> str:
         basis = la.basis
         out.append(
             f'{{"index":{_value(la.index)},"kernel":{_value(la.kernel)},"is_extern":{_value(la.is_extern)},'
-            f'"kind":{_value(la.kind)},"post_grad_nodes":{_strs(la.post_grad_nodes)},"fx_nodes":{_strs(la.fx_nodes)},'
-            f'"scheduler_nodes":{_strs(la.scheduler_nodes)},"fusion_group":{_value(la.fusion_group)},'
-            f'"buffers":{_strs(la.buffers)},"source_lines":[{",".join(source)}],"evidence":{_value(la.evidence)},'
+            f'"kind":{_value(la.kind)},"post_grad_nodes":{strs(la.post_grad_nodes)},"fx_nodes":{strs(la.fx_nodes)},'
+            f'"scheduler_nodes":{strs(la.scheduler_nodes)},"fusion_group":{_value(la.fusion_group)},'
+            f'"buffers":{strs(la.buffers)},"source_lines":[{",".join(source)}],"evidence":{_value(la.evidence)},'
             f'"basis":{{"nodes":{_value(basis.nodes)},"source_lines":{_value(basis.source_lines)}}}'
             # an uncertain inference: the other placements as good, graph order chose between
             + (f',"alternatives":{_ENCODE([list(a) for a in la.alternatives])}' if la.alternatives else "")
