@@ -46,6 +46,8 @@ def _run_json_output(args) -> int:
     processes (`--jobs`), the document written in the graphs' order."""
     import compile_viz.linking  # noqa: F401 - graph_json's, imported once before any fork
 
+    _kept.clear()
+
     # the logs mapped, not read: their graph payloads are sliced by the processes that parse them
     trace = getattr(args, "trace", False)
     plan = nullcontext(planned_trace(args.path, map_logs=True)) if trace else planned(args.path, map_logs=True)
@@ -87,10 +89,20 @@ def _texts(graphs, warnings: list[str]):
         yield text
 
 
+# The parses and links of the last `parse --json`, kept: freeing a 48-layer graph's ~10^6 objects
+# takes ~7 ms that the process (or forked child) which made them has no other reason to spend
+# before it exits (the command leaves by os._exit). A caller that runs another parse frees them then.
+_kept: list = []
+
+
 def job_text(job: GraphJob) -> tuple[str, tuple[str, ...]]:
     """One graph's JSON text, from its parse job, and its warnings."""
+    from compile_viz.linking import build_index
+
     g = job()
-    return graph_text(g), tuple(str(w) for w in g.warnings)
+    index = build_index(g)
+    _kept.append((g, index))
+    return graph_text(g, index=index), tuple(str(w) for w in g.warnings)
 
 
 def _warnings(parsed) -> list[str]:
