@@ -51,18 +51,23 @@ ELEMENT = re.compile(r"^(buf\d+)\[(\d+)\]$")  # `buf16 = buf15[0]`: a tuple elem
 # The usual one-line statements of call(), one named alternative each, read by one finditer over
 # the body (every match is one whole line). Each alternative only takes lines the line reader
 # would read the same way; anything else ("other") goes through the line reader.
-_DIMS = r"\([\w, ]*\)"
-_REINTERPRET = rf"reinterpret_tensor\(\w+, {_DIMS}, {_DIMS}, \w+\)"
+# Why possessive (`\w++`): each is followed by a character it cannot take (` = `, `(`, `.`, `,`),
+# so giving characters back never finds a match, and sre would try that at every character of a
+# failing name, in every alternative (the backward's ~9,000 lines: most of the pattern's cost).
+# Why sizes and quiet come first: a line of theirs starts with a name and a "(" or " ", which no
+# other alternative before "plain" takes, and each alternative tried and failed costs a pass.
+_DIMS = r"\([\w, ]*+\)"
+_REINTERPRET = rf"reinterpret_tensor\(\w++, {_DIMS}, {_DIMS}, \w++\)"
 CALL_STATEMENTS = (
     r"(?P<comment>#(?:[^\n]*\S)?)"
-    r"|(?P<launch>(?P<lk>triton_\w*)\.run\((?P<la>[^\n]*)\))"
-    r"|(?P<extern>(?:(?P<xl>\w+) = )?(?P<xc>(?:extern_kernels|torch\.ops)\.[\w.]+)\((?P<xa>[^\n]*)\))"
-    rf"|(?P<alloc>(?P<al>\w+) = empty_strided\w*\((?P<as>{_DIMS}), (?P<at>{_DIMS}), (?P<ad>torch\.\w+)\))"
-    rf"|(?P<reuse>(?P<rl>\w+) = (?:\w+|{_REINTERPRET}); del (?P<rd>\w+) *# reuse)"
-    rf"|(?P<alias>(?P<vl>\w+) = (?:\w+\[\d+\]|{_REINTERPRET}))"
-    rf"|(?P<sizes>assert_size_stride\((?P<sn>\w+), (?P<ss>{_DIMS}), (?P<st>{_DIMS})\))"
-    r"|(?P<quiet>del \w+(?:, \w+)*|stream\w* = get_raw_stream\(\d+\)|args\.clear\(\)|assert_alignment\(\w+, \d+\))"
-    r"|(?P<plain>(?P<pk>\w+)\((?P<pa>[^\n]*)\))"
+    rf"|(?P<sizes>assert_size_stride\((?P<sn>\w++), (?P<ss>{_DIMS}), (?P<st>{_DIMS})\))"
+    r"|(?P<quiet>del \w++(?:, \w++)*+|stream\w*+ = get_raw_stream\(\d++\)|args\.clear\(\)|assert_alignment\(\w++, \d++\))"
+    r"|(?P<launch>(?P<lk>triton_\w*+)\.run\((?P<la>[^\n]*)\))"
+    r"|(?P<extern>(?:(?P<xl>\w++) = )?(?P<xc>(?:extern_kernels|torch\.ops)\.[\w.]++)\((?P<xa>[^\n]*)\))"
+    rf"|(?P<alloc>(?P<al>\w++) = empty_strided\w*+\((?P<as>{_DIMS}), (?P<at>{_DIMS}), (?P<ad>torch\.\w++)\))"
+    rf"|(?P<reuse>(?P<rl>\w++) = (?:\w++|{_REINTERPRET}); del (?P<rd>\w++) *+# reuse)"
+    rf"|(?P<alias>(?P<vl>\w++) = (?:\w++\[\d++\]|{_REINTERPRET}))"
+    r"|(?P<plain>(?P<pk>\w++)\((?P<pa>[^\n]*)\))"
 )
 # The statement pattern's kinds -> the _Parser method that takes such a line (blank: nothing to do).
 FAST_STATEMENTS = {  # (comments, blank lines and "quiet" statements are taken in the loop itself)
@@ -84,7 +89,7 @@ _OPENERS = re.compile(r"[(\[{]")
 def _call_pattern(def_indent: int) -> re.Pattern:
     pattern = _call_patterns.get(def_indent)
     if pattern is None:
-        body = f" {{{def_indent + 1},}}(?:{CALL_STATEMENTS})"
+        body = f" {{{def_indent + 1},}}+(?:{CALL_STATEMENTS})"  # no alternative starts with a space
         pattern = _call_patterns[def_indent] = re.compile(rf"(?:{body}|(?P<blank>[ \t]*)|(?P<other>[^\n]*))(?:\n|\Z)")
     return pattern
 

@@ -87,7 +87,7 @@ def split_top_level(text: str, sep: str = ",") -> list[str]:
     if not _HAS_NESTING.search(text):
         return [p for p in (x.strip() for x in text.split(sep)) if p]
     if sep == ",":
-        # brackets one deep and no quotes (`x, [8, 256], 1`): the pieces a pattern finds are the
+        # brackets one or two deep and no quotes (`x, [8, 256], 1`): the pieces a pattern finds are the
         # ones the scanner below finds exactly when, with the commas between them, they are the
         # whole text (a bracket the pattern cannot pair leaves a gap, and the scanner is used)
         pieces = _FLAT_PIECE.findall(text)
@@ -128,7 +128,10 @@ def _split_scan(text: str, sep: str) -> list[str]:
 
 _HAS_NESTING = re.compile(r"[()\[\]{}'\"]")
 _INNER = r"[^()\[\]{}'\"\\]*"
-_FLAT_PIECE = re.compile(rf"(?:[^,()\[\]{{}}'\"\\]|\({_INNER}\)|\[{_INNER}\]|\{{{_INNER}\}})+")
+# brackets two deep too: a launch's `reinterpret_tensor(buf6, (64, 128), (128, 1), 0)` argument
+# (1 launch in 2 of a GPT-2 backward), which the scanner walks character class by class
+_INNER2 = rf"(?:[^()\[\]{{}}'\"\\]|\({_INNER}\)|\[{_INNER}\]|\{{{_INNER}\}})*"
+_FLAT_PIECE = re.compile(rf"(?:[^,()\[\]{{}}'\"\\]|\({_INNER2}\)|\[{_INNER2}\]|\{{{_INNER2}\}})+")
 
 
 def matching_paren(text: str, open_at: int) -> int:
