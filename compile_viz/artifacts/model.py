@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import field, fields
+from functools import lru_cache
 
 from compile_viz.artifacts.frozen import frozen, once
 
@@ -479,17 +480,10 @@ TORCH_FILE = re.compile(r"[/\\](?:site|dist)-packages[/\\]torch[/\\]"
 
 def user_frame(stack: tuple[StackFrame, ...]) -> StackFrame | None:
     """Return the innermost frame of `stack` outside torch's own files, else its innermost (None if empty)."""
-    torch_file = _TORCH_FILES
-    for f in reversed(stack):
-        if (known := torch_file.get(f.file)) is None:
-            known = torch_file[f.file] = TORCH_FILE.search(f.file) is not None
-        if not known:
-            return f
-    return stack[-1] if stack else None
+    return next((f for f in reversed(stack) if not _torch_file(f.file)), stack[-1] if stack else None)
 
 
-# file -> whether it is torch's own: a graph's stacks repeat a few dozen files in 10^4-10^5 frames
-_TORCH_FILES: dict[str, bool] = {}
+_torch_file = lru_cache(maxsize=1 << 12)(lambda file: TORCH_FILE.search(file) is not None)  # a graph: a few dozen files
 
 
 @frozen(slots=True)
