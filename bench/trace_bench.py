@@ -71,19 +71,39 @@ def child_env() -> dict[str, str]:
     return env
 
 
+def _subreaper() -> None:
+    """Make this process the reaper of its commands' orphans (Linux prctl PR_SET_CHILD_SUBREAPER): a
+    `parse --json` leaves without waiting for its forked child's exit, and that child's CPU time
+    counts here, as its exit must end before the next command starts."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def timed(cmd: list[str], out: str, repo: Path) -> tuple[float, int, float]:
+    """Seconds until the command returns, peak RSS (KB) of its largest process and CPU seconds (user
+    + system) of all its processes, orphans included (_subreaper), of one fresh process with stdout to `out`."""
     if cmd[0] == "@":  # ["@", DIR, *argv]: run in another checkout (--before)
         repo, cmd = Path(cmd[1]), cmd[2:]
-    """Seconds, peak RSS (KB) and CPU seconds (user + system) of one fresh process with stdout to `out`."""
     t = time.perf_counter()
     with open(out, "w") as fh:
         proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.DEVNULL, cwd=repo, env=child_env())
         _, status, usage = os.wait4(proc.pid, 0)
     elapsed = time.perf_counter() - t
+    cpu, peak = usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+    while True:  # the command's children it did not wait for: reparented here, waited for before the next
+        try:
+            _, _, more = os.wait4(-1, 0)
+        except ChildProcessError:
+            break
+        cpu, peak = cpu + more.ru_utime + more.ru_stime, max(peak, more.ru_maxrss)
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode:
         raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}")
-    return elapsed, usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+    return elapsed, peak, cpu
 
 
 def commands(src: dict[str, str], tmp: str, repo: Path, before: Path | None = None) -> dict[str, list[str]]:
@@ -196,6 +216,7 @@ def main() -> None:
     ap.add_argument("--no-stages", action="store_true", help="skip the in-process figures")
     ap.add_argument("--tlparse", default="", help="the tlparse executable (default: PATH, then the venv)")
     args = ap.parse_args()
+    _subreaper()
     global TLPARSE
     TLPARSE = args.tlparse
     tmp = tempfile.mkdtemp()
