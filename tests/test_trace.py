@@ -223,3 +223,10 @@ def test_an_entry_whose_metadata_is_cut_orphans_its_payload():
     parsed = _read(broken)
     assert [w.line for w in parsed.warnings if "not valid JSON" in w.text] == [at + 1]
     assert any(w.text.startswith(f"{payload_lines} payload line(s)") for w in parsed.warnings)
+
+
+def test_every_payload_left_in_the_file_or_held_is_one_a_handler_reads():
+    """The walk leaves (or holds) a LEFT_IN_FILE payload before asking whether any handler reads it."""
+    from compile_viz.artifacts.trace import read
+
+    assert read.LEFT_IN_FILE <= set(read.HANDLERS)

@@ -79,8 +79,8 @@ def lazy_trace_parse(run: TraceParse, jobs: tuple[GraphJob, ...]) -> TraceParse:
     return replace(run, graphs=tuple(stubs), pending={job.args[2]: job for job in jobs})
 
 
-def _check_md5(log_path: str, g: TraceGraph, payload: Payload, warnings: list[ParseWarning]) -> None:
-    """A warning when a payload read now (left in a big log, or held as logged) does not match its
+def _check_payload(log_path: str, g: TraceGraph, payload: Payload, warnings: list[ParseWarning]) -> None:
+    """Warnings when a payload read now (left in a big log, or held as logged) does not match its
     MD5, or held bytes that are not UTF-8."""
     if not payload.intact:
         warnings.append(ParseWarning(log_path, payload.line, f"{payload.name} ({g.compile_id}): payload does "
@@ -126,7 +126,7 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str) -> GraphParse:
         if not text.endswith("\n"):
             text += "\n"  # the log drops the file's last newline
         result = parser(text, path=file)
-        _check_md5(log_path, g, payload, warnings)
+        _check_payload(log_path, g, payload, warnings)
         if field == "provenance":
             result = _without_version(result)
         fields[field] = result
@@ -138,7 +138,7 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str) -> GraphParse:
     if g.kernel_stack_traces is not None:
         where = f"{log_path}:{g.kernel_stack_traces.line}"
         stacks = parse_kernel_stacks(g.kernel_stack_traces.text, path=where)
-        _check_md5(log_path, g, g.kernel_stack_traces, warnings)
+        _check_payload(log_path, g, g.kernel_stack_traces, warnings)
         warnings.extend(stacks.warnings)
     return GraphParse(folder=_folder(log_path, g, gid, files), aot_graph=fields.get("aot_graph"), post_grad_graph=fields.get("post_grad_graph"),
                       pre_fusion=None, post_fusion=None, output_code=fields.get("output_code"),

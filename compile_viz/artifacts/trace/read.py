@@ -203,20 +203,19 @@ class _Reader:
                 end = PAYLOAD_END.search(buf, p)
                 stop = size if end is None else end.start()
                 name = entry_name(envelope) if isinstance(envelope, dict) else ""
-                if self.source is not None and name in LEFT_IN_FILE and stop - p > LAZY_PAYLOAD_BYTES:
+                if name in LEFT_IN_FILE and stop - p > LAZY_PAYLOAD_BYTES:  # (all of them are HANDLERS')
+                    # a graph payload (or the guards), made text and checked by its graph's parse (or
+                    # when shown), in the process that parses that graph: left in a big log's file, or
+                    # held where it lies in the log's bytes
                     expected = envelope.get("has_payload")
-                    payload = PayloadSpan(self.source, p, stop, expected if isinstance(expected, str) else None)
+                    expected = expected if isinstance(expected, str) else None
+                    payload = (PayloadSpan(self.source, p, stop, expected) if self.source is not None
+                               else HeldPayload(buf, p, stop, expected))
                     lineno += newlines(p, stop + 1)
                 elif name not in HANDLERS:
                     # an entry nothing here reads (before_post_grad_graph, fx_graph_runnable, side
                     # effects: a quarter of a log's bytes): its payload is neither unescaped, checked
                     # nor decoded, as a graph payload left in the file is not until it is opened
-                    lineno += newlines(p, stop + 1)
-                elif name in LEFT_IN_FILE and stop - p > LAZY_PAYLOAD_BYTES:
-                    # a graph payload (or the guards): held where it lies, made text (and checked)
-                    # by its graph's parse, in the process that parses that graph (when shown)
-                    expected = envelope.get("has_payload")
-                    payload = HeldPayload(buf, p, stop, expected if isinstance(expected, str) else None)
                     lineno += newlines(p, stop + 1)
                 else:
                     raw = buf[p:stop + 1]
