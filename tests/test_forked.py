@@ -151,3 +151,50 @@ def test_a_child_that_is_done_is_reaped_after_the_results_are_out():
     last writes); `reap_all`, also run at the next run_shared and at exit, leaves none behind."""
     proc = subprocess.run([sys.executable, "-c", SCRIPT_DONE], capture_output=True, text=True, timeout=60)
     assert proc.stdout.strip() == "no child left", proc.stderr
+
+
+@needs_fork
+def test_a_childs_tail_is_done_by_whichever_process_takes_it_first():
+    """Split: this process, its own share done, takes the tails the children have not taken yet and
+    joins them to their results; a child that took its tail back first gives its result whole."""
+    import time
+
+    from compile_viz.cli.forked import Split
+
+    def child(job, claim):
+        if job == "slow":
+            time.sleep(0.5)  # this process is done with its share long before
+        return (job, "whole") if claim.take() else (job, "left")
+
+    split = Split(child, lambda job: f"tail of {job}", lambda job, result, tail: (result[0], f"{result[1]}, {tail}"))
+    jobs = ["mine", "slow"]
+    assert list(run_shared(lambda job: (job, "here"), jobs, [1, 2], 2, split=split)) == [
+        ("mine", "here"), ("slow", "left, tail of slow")]
+
+    def late(job):  # this process's own share outlasts the child's: the child keeps its tail
+        time.sleep(0.5)
+        return job, "here"
+
+    assert list(run_shared(late, jobs, [1, 2], 2, split=Split(
+        lambda job, claim: (job, "whole") if claim.take() else (job, "left"), split.tail, split.join))) == [
+        ("mine", "here"), ("slow", "whole")]
+
+
+@needs_fork
+def test_an_altered_payload_in_a_forked_graph_warns_as_in_one_process(tmp_path):
+    """parse --json leaves a forked graph's MD5 checks to this process when it is free first: a
+    payload that is not as logged is found there, and the graph parsed again with its warning."""
+    import zipfile
+
+    with zipfile.ZipFile(SAMPLE_RUNS / "gpt_small.zip") as zf:
+        name = next(n for n in zf.namelist() if n.startswith("trace/") and n.endswith(".log"))
+        lines = zf.read(name).decode().split("\n")
+    # the backward's output code (the bigger graph: forked): a byte of its payload changed
+    at = [i for i, line in enumerate(lines) if '{"inductor_output_code"' in line][-1]
+    k = next(i for i in range(at + 1, len(lines)) if "buf" in lines[i])
+    lines[k] = lines[k].replace("buf", "fub", 1)
+    log = tmp_path / "altered.log"
+    log.write_text("\n".join(lines))
+    one = _parse_json(str(log), "--jobs", "1")
+    assert b"does not match its MD5" in one
+    assert _parse_json(str(log), "--jobs", "2") == one

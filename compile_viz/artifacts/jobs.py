@@ -9,17 +9,32 @@ from dataclasses import replace
 class GraphJob:
     """One graph's parse, not yet done: `job()` returns its GraphParse. `size` is the bytes of
     text it will read, for sharing jobs out between processes. A job holds what it reads from
-    (a reader, a log's payloads) and runs in the process that calls it."""
+    (a reader, a log's payloads) and runs in the process that calls it.
 
-    __slots__ = ("fn", "args", "size")
+    A job with a `check` (a TORCH_TRACE graph: its payloads' MD5s) can be run without it
+    (`unchecked()`), the check made apart (`intact()`): by another process, while this one parses
+    (cli/parse.py)."""
 
-    def __init__(self, fn, args: tuple, size: int) -> None:
+    __slots__ = ("fn", "args", "size", "kwargs", "check")
+
+    def __init__(self, fn, args: tuple, size: int, *, check=None, kwargs: dict | None = None) -> None:
         self.fn = fn
         self.args = args
         self.size = size
+        self.check = check  # check(*args): whether what the parse reads is as logged; fn then takes `checks`
+        self.kwargs = kwargs or {}
 
     def __call__(self):
-        return self.fn(*self.args)
+        return self.fn(*self.args, **self.kwargs)
+
+    def unchecked(self) -> GraphJob:
+        """This job with its parser told to leave its check to `intact()` (no warning of it)."""
+        return GraphJob(self.fn, self.args, self.size, check=self.check,
+                        kwargs={"checks": False} if self.check is not None else None)
+
+    def intact(self) -> bool:
+        """Whether the check an `unchecked()` job left out passes (True: nothing to check)."""
+        return self.check is None or self.check(*self.args)
 
     def __repr__(self) -> str:
         return f"GraphJob({getattr(self.fn, '__name__', self.fn)}, {self.size} bytes)"

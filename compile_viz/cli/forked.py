@@ -14,6 +14,7 @@ import codecs
 import marshal
 import os
 from collections.abc import Callable, Iterator, Sequence
+from typing import NamedTuple
 
 from compile_viz.artifacts.forking import can_fork, cpus  # noqa: F401 - cpus: parse's worker count
 
@@ -32,43 +33,88 @@ def share(weights: Sequence[int], workers: int) -> list[list[int]]:
     return [sorted(b) for b in bins if b]
 
 
+class Split(NamedTuple):
+    """How a forked child's job may leave its tail to this process (run_shared): the child runs
+    `child(job, claim)` and does the tail itself only if `claim.take()` says this process has not
+    taken it; this process, once its own share is done, takes the tails it still can and runs
+    `tail(job)` for each while the children work; the child's result is then
+    `join(job, result, tail's result)`, a job whose tail this process did not take giving the
+    child's result as it is. For work a child would do last while this process waits for it."""
+
+    child: Callable
+    tail: Callable
+    join: Callable
+
+
+class Claim:
+    """A piece of work two processes may each do, done by the first that takes it: one byte in a
+    pipe made before the fork, read by the first to ask (a pipe's read is atomic)."""
+
+    __slots__ = ("fd",)
+
+    def __init__(self) -> None:
+        self.fd, write_fd = os.pipe()
+        os.write(write_fd, b"\x01")
+        os.close(write_fd)  # then a read finds the byte, or nothing (end of file): never waits
+
+    def take(self) -> bool:
+        return os.read(self.fd, 1) == b"\x01"
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
 def run_shared(fn: Callable, jobs: Sequence, weights: Sequence[int], workers: int, *,
-               texts_in_files: bool = False) -> Iterator:
+               texts_in_files: bool = False, split: Split | None = None) -> Iterator:
     """`fn(job)` for every job, in order, as an iterator: one at a time in this process when one
     process is used; else shared out by weight between this process and `workers - 1` forked ones.
     This process takes the lightest share, and a result of its own is given as soon as every
     result before it is: what comes first can be written while the other shares still run.
     `texts_in_files`: the ASCII text that leads a child's tuple result comes back as a FileText,
-    to be written out where the child left it (valid until the iterator ends)."""
+    to be written out where the child left it (valid until the iterator ends). `split`: the
+    children's jobs may leave their tails to this process (Split)."""
     reap_all()
     workers = min(workers, len(jobs), MAX_WORKERS)
     if workers <= 1 or not can_fork():
         return (fn(job) for job in jobs)
     shares = sorted(share(weights, workers), key=lambda s: sum(weights[i] for i in s))
-    return _forked(fn, jobs, shares[0], shares[1:], texts_in_files)
+    return _forked(fn, jobs, shares[0], shares[1:], texts_in_files, split)
 
 
-def _forked(fn: Callable, jobs: Sequence, mine: list[int], theirs: list[list[int]], texts_in_files: bool) -> Iterator:
-    children = [_start(fn, jobs, indices) for indices in theirs]
+def _forked(fn: Callable, jobs: Sequence, mine: list[int], theirs: list[list[int]], texts_in_files: bool,
+            split: Split | None) -> Iterator:
+    claims = {j: Claim() for indices in theirs for j in indices} if split is not None else {}
+    children = [_start(fn, jobs, indices, split, claims) for indices in theirs]
     owner = {i: k for k, indices in enumerate(theirs) for i in indices}
     unread = set(range(len(children)))
     kept: list[int] = []  # the files FileTexts point into, closed when the iterator ends
     todo = list(reversed(mine))  # this process's jobs, next one last
     done: dict[int, object] = {}
+    tails: dict[int, object] = {}  # job -> the result of its tail, done here
     try:
         for i in range(len(jobs)):
             if i in owner:
                 while todo:  # a child's result is next: first finish this process's share while it runs
                     j = todo.pop()
                     done[j] = fn(jobs[j])
+                for j in sorted(claims):  # then the children's tails still there to take, while they work
+                    if claims[j].take():
+                        tails[j] = split.tail(jobs[j])
+                    claims.pop(j).close()
                 if (k := owner[i]) in unread:
                     unread.discard(k)
-                    done.update(_receive(*children[k][1:], kept if texts_in_files else None)
-                                or {j: fn(jobs[j]) for j in theirs[k]})
+                    results = _receive(*children[k][1:], kept if texts_in_files else None)
+                    if results is None:  # the child failed: its share is run here
+                        results = {j: fn(jobs[j]) for j in theirs[k]}
+                    elif split is not None:
+                        results = {j: split.join(jobs[j], r, tails[j]) if j in tails else r for j, r in results.items()}
+                    done.update(results)
             elif todo and todo[-1] == i:
                 done[todo.pop()] = fn(jobs[i])
             yield done.pop(i)
     finally:
+        for claim in claims.values():
+            claim.close()
         for k in unread:  # this process failed: a child about to say it is done gets EPIPE and exits
             for fd in children[k][1:]:
                 os.close(fd)
@@ -114,10 +160,12 @@ def reap_all() -> None:
             pass
 
 
-def _start(fn: Callable, jobs: Sequence, indices: list[int]) -> tuple[int, int, int]:
-    """Fork a child that runs `fn` on the jobs at `indices`, writes {index: result} into an
-    in-memory file, then one byte into a pipe; return its pid, the pipe's reading end and the file.
-    (Through a pipe, 2 MB of results took ~5 ms of chunks handed over one by one.)"""
+def _start(fn: Callable, jobs: Sequence, indices: list[int], split: Split | None = None,
+           claims: dict | None = None) -> tuple[int, int, int]:
+    """Fork a child that runs `fn` (or `split.child`, with each job's claim) on the jobs at
+    `indices`, writes {index: result} into an in-memory file, then one byte into a pipe; return
+    its pid, the pipe's reading end and the file. (Through a pipe, 2 MB of results took ~5 ms of
+    chunks handed over one by one.)"""
     data_fd = os.memfd_create("compile-viz-results", os.MFD_CLOEXEC)
     read_fd, write_fd = os.pipe()
     pid = os.fork()
@@ -127,7 +175,8 @@ def _start(fn: Callable, jobs: Sequence, indices: list[int]) -> tuple[int, int, 
     code = 1
     try:  # the child: never returns into the caller's code
         os.close(read_fd)
-        for chunk in _pack({i: fn(jobs[i]) for i in indices}):
+        run = (lambda i: fn(jobs[i])) if split is None else (lambda i: split.child(jobs[i], claims[i]))
+        for chunk in _pack({i: run(i) for i in indices}):
             view = memoryview(chunk)
             while view:
                 view = view[os.write(data_fd, view):]

@@ -51,7 +51,7 @@ def trace_jobs(root: str, logs: list[TraceLog]) -> tuple[TraceParse, tuple[Graph
         for record in log.compiles:
             for g in record.graphs:
                 gid = _unique(f"{prefix}[{g.compile_id}] {g.kind}", seen)
-                jobs.append(GraphJob(graph_parse, (log.path, g, gid), _payload_size(g)))
+                jobs.append(GraphJob(graph_parse, (log.path, g, gid), _payload_size(g), check=payloads_intact))
             for text in record.graph_break_reasons:
                 breaks.extend(b for b in parse_dynamo_log(text) if b not in breaks)
     warnings = tuple(w for log in logs for w in log.warnings)
@@ -79,15 +79,24 @@ def lazy_trace_parse(run: TraceParse, jobs: tuple[GraphJob, ...]) -> TraceParse:
     return replace(run, graphs=tuple(stubs), pending={job.args[2]: job for job in jobs})
 
 
-def _check_payload(log_path: str, g: TraceGraph, payload: Payload, warnings: list[ParseWarning]) -> None:
+def _check_payload(log_path: str, g: TraceGraph, payload: Payload, warnings: list[ParseWarning],
+                   checks: bool = True) -> None:
     """Warnings when a payload read now (left in a big log, or held as logged) does not match its
-    MD5, or held bytes that are not UTF-8."""
-    if not payload.intact:
+    MD5 (unless `checks` is False), or held bytes that are not UTF-8."""
+    if checks and not payload.intact:
         warnings.append(ParseWarning(log_path, payload.line, f"{payload.name} ({g.compile_id}): payload does "
                                      "not match its MD5 (cut or altered)"))
     if getattr(payload.span, "replaced", False):
         warnings.append(ParseWarning(log_path, payload.line, f"{payload.name} ({g.compile_id}): payload is not "
                                      "valid UTF-8; bad bytes were replaced"))
+
+
+def payloads_intact(log_path: str, g: TraceGraph, gid: str) -> bool:
+    """Whether every payload of the graph matches the MD5 its entry gave (GraphJob.intact): what
+    graph_parse(..., checks=False) left unchecked (a caller that finds one that does not runs
+    graph_parse again with its checks, to warn of it)."""
+    return all(p.intact for p in (g.aot_graph, g.post_grad_graph, g.output_code, g.provenance,
+                                  g.kernel_stack_traces, g.exported_program, g.aot_kernel_code) if p is not None)
 
 
 def _folder(log_path: str, g: TraceGraph, gid: str, files: list[str]) -> GraphFolder:
@@ -111,8 +120,9 @@ def _unique(gid: str, seen: set[str]) -> str:
 
 
 @without_gc
-def graph_parse(log_path: str, g: TraceGraph, gid: str) -> GraphParse:
-    """One trace graph as a GraphParse; warnings point at lines of the log."""
+def graph_parse(log_path: str, g: TraceGraph, gid: str, *, checks: bool = True) -> GraphParse:
+    """One trace graph as a GraphParse; warnings point at lines of the log. `checks=False`: the
+    payloads' MD5s not checked (nor warned about), left to `payloads_intact` (GraphJob.unchecked)."""
     fields: dict[str, object] = {}
     files: list[str] = []
     warnings: list[ParseWarning] = []
@@ -126,7 +136,7 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str) -> GraphParse:
         if not text.endswith("\n"):
             text += "\n"  # the log drops the file's last newline
         result = parser(text, path=file)
-        _check_payload(log_path, g, payload, warnings)
+        _check_payload(log_path, g, payload, warnings, checks)
         if field == "provenance":
             result = _without_version(result)
         fields[field] = result
@@ -138,7 +148,7 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str) -> GraphParse:
     if g.kernel_stack_traces is not None:
         where = f"{log_path}:{g.kernel_stack_traces.line}"
         stacks = parse_kernel_stacks(g.kernel_stack_traces.text, path=where)
-        _check_payload(log_path, g, g.kernel_stack_traces, warnings)
+        _check_payload(log_path, g, g.kernel_stack_traces, warnings, checks)
         warnings.extend(stacks.warnings)
     return GraphParse(folder=_folder(log_path, g, gid, files), aot_graph=fields.get("aot_graph"), post_grad_graph=fields.get("post_grad_graph"),
                       pre_fusion=None, post_fusion=None, output_code=fields.get("output_code"),

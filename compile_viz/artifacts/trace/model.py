@@ -46,14 +46,14 @@ class Payload:
     def text(self) -> str:
         if self.body is not None:
             return self.body
-        return self.span.read()[0]
+        return self.span.text()
 
     @property
     def intact(self) -> bool:
         """False when a payload read from its file now does not match the MD5 its entry gave."""
         if self.body is not None:
             return True
-        return self.span.read()[1]
+        return self.span.intact()
 
     @property
     def size(self) -> int:
