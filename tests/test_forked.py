@@ -166,7 +166,8 @@ def test_a_childs_tail_is_done_by_whichever_process_takes_it_first():
             time.sleep(0.5)  # this process is done with its share long before
         return (job, "whole") if claim.take() else (job, "left")
 
-    split = Split(child, lambda job: f"tail of {job}", lambda job, result, tail: (result[0], f"{result[1]}, {tail}"))
+    split = Split(lambda job: True, child, lambda job: f"tail of {job}",
+                  lambda job, result, tail: (result[0], f"{result[1]}, {tail}"))
     jobs = ["mine", "slow"]
     assert list(run_shared(lambda job: (job, "here"), jobs, [1, 2], 2, split=split)) == [
         ("mine", "here"), ("slow", "left, tail of slow")]
@@ -175,8 +176,8 @@ def test_a_childs_tail_is_done_by_whichever_process_takes_it_first():
         time.sleep(0.5)
         return job, "here"
 
-    assert list(run_shared(late, jobs, [1, 2], 2, split=Split(
-        lambda job, claim: (job, "whole") if claim.take() else (job, "left"), split.tail, split.join))) == [
+    assert list(run_shared(late, jobs, [1, 2], 2, split=split._replace(
+        child=lambda job, claim: (job, "whole") if claim.take() else (job, "left")))) == [
         ("mine", "here"), ("slow", "whole")]
 
 

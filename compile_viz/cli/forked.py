@@ -34,16 +34,21 @@ def share(weights: Sequence[int], workers: int) -> list[list[int]]:
 
 
 class Split(NamedTuple):
-    """How a forked child's job may leave its tail to this process (run_shared): the child runs
-    `child(job, claim)` and does the tail itself only if `claim.take()` says this process has not
-    taken it; this process, once its own share is done, takes the tails it still can and runs
-    `tail(job)` for each while the children work; the child's result is then
-    `join(job, result, tail's result)`, a job whose tail this process did not take giving the
-    child's result as it is. For work a child would do last while this process waits for it."""
+    """How a forked child's job may leave its tail to this process (run_shared): for a job that
+    `has_tail`, the child runs `child(job, claim)`, which does the tail itself only if
+    `claim.take()` says this process has not taken it; this process, once its own share is done,
+    takes the tails it still can and runs `tail(job)` for each while the children work; the
+    child's result is then `join(job, result, tail's result)`, a job whose tail this process did
+    not take giving the child's result as it is. For work a child would do last while this
+    process waits for it. Other jobs run `fn` as they would without a Split."""
 
+    has_tail: Callable
     child: Callable
     tail: Callable
     join: Callable
+
+
+MAX_CLAIMS = 256  # a pipe's file descriptor each, held until the results are in: the rest keep their tails
 
 
 class Claim:
@@ -83,7 +88,10 @@ def run_shared(fn: Callable, jobs: Sequence, weights: Sequence[int], workers: in
 
 def _forked(fn: Callable, jobs: Sequence, mine: list[int], theirs: list[list[int]], texts_in_files: bool,
             split: Split | None) -> Iterator:
-    claims = {j: Claim() for indices in theirs for j in indices} if split is not None else {}
+    claims = {}
+    if split is not None:
+        for j in sorted(j for indices in theirs for j in indices if split.has_tail(jobs[j]))[:MAX_CLAIMS]:
+            claims[j] = Claim()
     children = [_start(fn, jobs, indices, split, claims) for indices in theirs]
     owner = {i: k for k, indices in enumerate(theirs) for i in indices}
     unread = set(range(len(children)))
@@ -175,8 +183,7 @@ def _start(fn: Callable, jobs: Sequence, indices: list[int], split: Split | None
     code = 1
     try:  # the child: never returns into the caller's code
         os.close(read_fd)
-        run = (lambda i: fn(jobs[i])) if split is None else (lambda i: split.child(jobs[i], claims[i]))
-        for chunk in _pack({i: run(i) for i in indices}):
+        for chunk in _pack({i: split.child(jobs[i], claims[i]) if i in claims else fn(jobs[i]) for i in indices}):
             view = memoryview(chunk)
             while view:
                 view = view[os.write(data_fd, view):]

@@ -113,8 +113,6 @@ def job_text_leaving_check(job: GraphJob, claim) -> tuple:
     checked here. A payload not as logged has the job run again with its checks, to warn of it."""
     from compile_viz.linking import build_index
 
-    if job.check is None:  # nothing to check
-        return job_text(job)
     g = job.unchecked()()
     index = build_index(g)
     _kept.append((g, index))
@@ -132,7 +130,7 @@ def job_joined(job: GraphJob, result: tuple, intact: bool) -> tuple:
     return result[:2] if intact else job_text(job)
 
 
-SPLIT = Split(job_text_leaving_check, GraphJob.intact, job_joined)
+SPLIT = Split(lambda job: job.check is not None, job_text_leaving_check, GraphJob.intact, job_joined)
 
 
 def _warnings(parsed) -> list[str]:
