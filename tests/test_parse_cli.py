@@ -182,6 +182,35 @@ def test_launch_links_written_by_hand_are_the_encoders_text():
     assert checked > 500
 
 
+def test_launches_written_by_hand_are_the_encoders_text():
+    """parse_json writes a graph's launches by hand: the same text the encoder gives for the dicts
+    it used to build, with an argument or a name that needs an escape too."""
+    from dataclasses import replace
+
+    from compile_viz.artifacts import parse_path
+    from compile_viz.cli.parse_json import _ENCODE, _launches_text
+    from tests.conftest import SAMPLE_RUNS
+
+    def encoded(launches):
+        return _ENCODE([{
+            "index": la.index, "kernel": la.kernel, "is_extern": la.is_extern, "args": list(la.args),
+            "buffers": list(la.buffers), "source_nodes": list(la.comments.source_nodes),
+            "original_aten": list(la.comments.original_aten), "provenance_handle": la.comments.provenance_handle,
+            "line": la.line,
+        } for la in launches])
+
+    checked = 0
+    for name in ("gpt_small", "transformer_layer"):
+        for g in parse_path(str(SAMPLE_RUNS / f"{name}.zip")).graphs:
+            launches = list(g.output_code.launches)
+            assert _launches_text(launches) == encoded(launches)
+            launches[1] = replace(launches[1], args=('"q\\x"', "s\u00e9"), kernel="k\u00e9")
+            assert _launches_text(launches) == encoded(launches)
+            checked += len(launches)
+    assert checked > 500
+    assert _launches_text(()) == "[]"
+
+
 def test_node_lists_written_by_hand_are_the_encoders_text():
     """parse_json writes the node lists by hand, each str between quotes as it is when none needs
     an escape: the same text the encoder gives for the nodes' dicts, also when one str of a node
