@@ -73,17 +73,12 @@ CALL_STATEMENTS = (
 )
 # The statement pattern's kinds -> the _Parser method that takes such a line (blank: nothing to do).
 FAST_STATEMENTS = {  # (comments, blank lines and "quiet" statements are taken in the loop itself)
-    "launch": "_fast_launch",
-    "extern": "_fast_extern",
-    "alloc": "_fast_alloc",
-    "reuse": "_fast_reuse",
-    "alias": "_fast_alias",
-    "sizes": "_fast_sizes",
-    "plain": "_fast_plain",
+    "launch": "_fast_launch", "extern": "_fast_extern", "alloc": "_fast_alloc", "reuse": "_fast_reuse",
+    "alias": "_fast_alias", "sizes": "_fast_sizes", "plain": "_fast_plain",
 }
 CALL_FAST = True  # tests switch it off to compare with the line reader
 _call_patterns: dict[tuple[int, bool], re.Pattern] = {}
-# splitlines() breaks lines on these too; a text with any of them is read line by line
+# splitlines() breaks lines on these too (the last 3 not ASCII); a text with any of them is read line by line
 _OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 _OPENERS = re.compile(r"[(\[{]")
 
@@ -159,10 +154,15 @@ def kernel_kind(name: str, backend: str, heuristics: str) -> str:
 def parse_output_code(data: bytes | str, *, path: str) -> OutputCode:
     """Return the kernels and the call() sequence of an output_code.py; never raises on content."""
     text, warnings = read_artifact(data, path)
-    lines = text.splitlines()
+    ascii = text.isascii()
+    plain = not any(c in text for c in (_OTHER_BREAKS[:6] if ascii else _OTHER_BREAKS))
+    # "\n" the only break: split("\n") gives splitlines()'s lines (and a last "") without testing every kind
+    lines = text.split("\n") if plain else text.splitlines()
+    if plain and not lines[-1]:
+        lines.pop()
     parser = _Parser(path, lines, warnings)
-    parser.ident = ASCII_IDENT if text.isascii() else IDENT
-    if CALL_FAST and not any(c in text for c in _OTHER_BREAKS):
+    parser.ident = ASCII_IDENT if ascii else IDENT
+    if CALL_FAST and plain:
         parser.text = text
     parser.run()
     return parser.result()
@@ -556,7 +556,7 @@ class _Parser:
         known = self.known
         # BUFFER_NAME without a regex call per name (`\d` is what isdecimal() takes)
         buffers = dict.fromkeys([i for i in self.ident.findall(arg_text) if i in known or (i[:3] == "buf" and i[3:].isdecimal())])
-        out = tuple(outputs) + tuple(OUT_KWARG.findall(arg_text))
+        out = tuple(outputs) + tuple(OUT_KWARG.findall(arg_text)) if "out=" in arg_text else tuple(outputs)
         self.launches.append(deferred(KernelLaunch, {
             "index": len(self.launches),
             "kernel": kernel.removeprefix("torch.ops.") if is_extern else kernel,
