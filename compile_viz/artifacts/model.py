@@ -189,7 +189,7 @@ class Buffer:
     users: tuple[str, ...]  # scheduler node names, "OUTPUT" for graph outputs
 
 
-@_lazy_fields("writes", "reads", "unmet", "outputs", "loop_body_ops", "device", "iteration", "sizes", "extern_kernel")
+@_lazy_fields("writes", "reads", "unmet", "outputs", "loop_body_ops", "device", "iteration", "sizes", "extern_kernel", "line")
 @frozen
 class SchedulerNode:
     """One scheduler node of `ir_pre_fusion.txt` / `ir_post_fusion.txt`."""
