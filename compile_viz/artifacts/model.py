@@ -46,7 +46,6 @@ def _lazy_fields(*names: str):
         for name in names:
             setattr(cls, name, _Lazy(name))
         return cls
-
     return install
 
 
@@ -232,7 +231,8 @@ class SchedulerNode:
         return found
 
 
-@frozen(slots=True)
+@_lazy_fields("line")
+@frozen
 class FusionGroup:
     """A node of the post-fusion IR that holds several scheduler nodes fused into one kernel."""
 

@@ -134,8 +134,7 @@ ATTR_PAIRS = re.compile(r"^\w+?\.([\w.]+) =[^\S\n]?([^\n]*)$", re.M)
 BUFFER_NAME = re.compile(r"buf\d+")
 LAYOUT_LINE = re.compile(r"^(\w+)_layout = (.*)$", re.M)
 BODY_END = re.compile(r"\n(?![ \t]|[^\S\n]*\n)")  # the "\n" before a line that ends a loop body
-# Line breaks other than "\n" that str.splitlines() honours; rare enough to normalise away.
-ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # other breaks splitlines() honours: rare
 ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
 
 # Checked in order: the first fragment found in the node's class names its kind.
@@ -371,8 +370,10 @@ class _Builder:
         for b in self.order:
             node = self._freeze(b)
             (members if b.parent else top).append(node)
-            if node.kind in GROUP_KINDS:
-                groups.append(FusionGroup(node.name, node.kind, node.node_type, node.members, node.buffer_names, node.line))
+            if node.kind in GROUP_KINDS:  # its line too is counted on first read
+                groups.append(deferred(FusionGroup, {
+                    "name": node.name, "kind": node.kind, "node_type": node.node_type, "members": node.members,
+                    "buffers": node.buffer_names, "_fill": (_node_details, (self.text, b, self.order))}))
         return SchedulerIR(self.path, stage, tuple(top), tuple(members), tuple(groups), tuple(self.warnings))
 
     def _buffer_named_outputs(self) -> None:
@@ -471,8 +472,7 @@ def _number(text: str, order: list[_Node]) -> None:
     line, at = 1, 0
     for b in order:
         if b.line < 0:
-            pos = -1 - b.line
-            line += text.count("\n", at, pos)
+            line += text.count("\n", at, pos := -1 - b.line)
             at, b.line = pos, line
 
 
