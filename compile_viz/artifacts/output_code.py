@@ -214,11 +214,11 @@ def parse_comments(block: list[str]) -> KernelComments:
 
 def _source_nodes(m: re.Match) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Return the source nodes and original ATen ops of a SOURCE_NODES match, empty names dropped."""
-    source_nodes = tuple([s.strip() for s in m.group(2).split(",")])
+    # map and filter run str.strip and the test for "" in C, not a Python loop a name (one per launch)
+    source_nodes = tuple(map(str.strip, m.group(2).split(",")))
     if "" in source_nodes:
-        source_nodes = tuple([s for s in source_nodes if s])
-    aten = tuple([s for s in (x.strip() for x in (m.group(3) or "").split(",")) if s])
-    return source_nodes, aten
+        source_nodes = tuple(filter(None, source_nodes))
+    return source_nodes, tuple(filter(None, map(str.strip, (m.group(3) or "").split(","))))
 
 
 class _Parser:
