@@ -46,7 +46,6 @@ def _lazy_fields(*names: str):
         for name in names:
             setattr(cls, name, _Lazy(name))
         return cls
-
     return install
 
 
@@ -189,7 +188,7 @@ class Buffer:
     users: tuple[str, ...]  # scheduler node names, "OUTPUT" for graph outputs
 
 
-@_lazy_fields("writes", "reads", "unmet", "outputs", "loop_body_ops", "device", "iteration", "sizes", "extern_kernel")
+@_lazy_fields("writes", "reads", "unmet", "outputs", "loop_body_ops", "device", "iteration", "sizes", "extern_kernel", "line")
 @frozen
 class SchedulerNode:
     """One scheduler node of `ir_pre_fusion.txt` / `ir_post_fusion.txt`."""
@@ -232,7 +231,8 @@ class SchedulerNode:
         return found
 
 
-@frozen(slots=True)
+@_lazy_fields("line")
+@frozen
 class FusionGroup:
     """A node of the post-fusion IR that holds several scheduler nodes fused into one kernel."""
 

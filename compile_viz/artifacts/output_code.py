@@ -28,7 +28,8 @@ AOT_ID = re.compile(r"^# AOT ID: \[?'?([^'\]]*)")
 KERNEL_DEF = re.compile(r"^(\w+) = async_compile\.(\w+)\(")
 SOURCE_END, SOURCE_END_DOUBLE = SOURCE_QUOTES  # ''' or, black-formatted (torch 2.12), """
 CALL_DEF = re.compile(r"^(\s*)def (call|partition_\d+)\(")
-SOURCE_NODES = re.compile(r"^# (Topologically Sorted |Unsorted )?Source Nodes: \[(.*?)\](?:, Original ATen: \[(.*?)\])?")
+# `[^\]\n]*\]`: what `.*?\]` takes (up to the first "]") without a try of "]" at each of hundreds of characters
+SOURCE_NODES = re.compile(r"^# (Topologically Sorted |Unsorted )?Source Nodes: \[([^\]\n]*)\](?:, Original ATen: \[([^\]\n]*)\])?")
 MAPPING_LINE = re.compile(r"^#\s+(.*?) => (.*)$")
 PROVENANCE = re.compile(r"^# \[Provenance debug handles\] (.*)$")
 PROVENANCE_PREFIX = "# [Provenance debug handles] "
@@ -46,6 +47,7 @@ PLAIN_CALL = re.compile(r"^([\w.]+)\((.*)\)$", re.S)
 OUT_KWARG = re.compile(r"\bout=(\w+)")
 BUFFER_NAME = re.compile(r"^buf\d+$")
 SIZE_EXPR = re.compile(r"^[\w +\-*/%()]+$")
+ASCII_IDENT = re.compile(IDENT.pattern, re.ASCII)  # IDENT on ASCII text
 ELEMENT = re.compile(r"^(buf\d+)\[(\d+)\]$")  # `buf16 = buf15[0]`: a tuple element of a multi-output call
 
 # The usual one-line statements of call(), one named alternative each, read by one finditer over
@@ -71,26 +73,23 @@ CALL_STATEMENTS = (
 )
 # The statement pattern's kinds -> the _Parser method that takes such a line (blank: nothing to do).
 FAST_STATEMENTS = {  # (comments, blank lines and "quiet" statements are taken in the loop itself)
-    "launch": "_fast_launch",
-    "extern": "_fast_extern",
-    "alloc": "_fast_alloc",
-    "reuse": "_fast_reuse",
-    "alias": "_fast_alias",
-    "sizes": "_fast_sizes",
-    "plain": "_fast_plain",
+    "launch": "_fast_launch", "extern": "_fast_extern", "alloc": "_fast_alloc", "reuse": "_fast_reuse",
+    "alias": "_fast_alias", "sizes": "_fast_sizes", "plain": "_fast_plain",
 }
 CALL_FAST = True  # tests switch it off to compare with the line reader
-_call_patterns: dict[int, re.Pattern] = {}
-# splitlines() breaks lines on these too; a text with any of them is read line by line
+_call_patterns: dict[tuple[int, bool], re.Pattern] = {}
+# splitlines() breaks lines on these too (the last 3 not ASCII); a text with any of them is read line by line
 _OTHER_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
 _OPENERS = re.compile(r"[(\[{]")
 
 
-def _call_pattern(def_indent: int) -> re.Pattern:
-    pattern = _call_patterns.get(def_indent)
+def _call_pattern(def_indent: int, ascii: bool) -> re.Pattern:
+    # for ASCII text compiled with re.ASCII: the same lines, \w and \d table look-ups, not Unicode calls
+    pattern = _call_patterns.get((def_indent, ascii))
     if pattern is None:
         body = f" {{{def_indent + 1},}}+(?:{CALL_STATEMENTS})"  # no alternative starts with a space
-        pattern = _call_patterns[def_indent] = re.compile(rf"(?:{body}|(?P<blank>[ \t]*)|(?P<other>[^\n]*))(?:\n|\Z)")
+        pattern = _call_patterns[def_indent, ascii] = re.compile(
+            rf"(?:{body}|(?P<blank>[ \t]*)|(?P<other>[^\n]*))(?:\n|\Z)", re.ASCII if ascii else 0)
     return pattern
 
 # Statements of call() that carry nothing we model, matched by prefix.
@@ -98,8 +97,7 @@ QUIET_PREFIXES = (
     "args.clear()",
     "del ",
     "with ",
-    "torch.cuda.set_device(",
-    "torch.xpu.set_device(",
+    "torch.cuda.set_device(", "torch.xpu.set_device(",
     "assert_alignment(",
     "stream",
     "pass",
@@ -156,9 +154,15 @@ def kernel_kind(name: str, backend: str, heuristics: str) -> str:
 def parse_output_code(data: bytes | str, *, path: str) -> OutputCode:
     """Return the kernels and the call() sequence of an output_code.py; never raises on content."""
     text, warnings = read_artifact(data, path)
-    lines = text.splitlines()
+    ascii = text.isascii()
+    plain = not any(c in text for c in (_OTHER_BREAKS[:6] if ascii else _OTHER_BREAKS))
+    # "\n" the only break: split("\n") gives splitlines()'s lines (and a last "") without testing every kind
+    lines = text.split("\n") if plain else text.splitlines()
+    if plain and not lines[-1]:
+        lines.pop()
     parser = _Parser(path, lines, warnings)
-    if CALL_FAST and not any(c in text for c in _OTHER_BREAKS):
+    parser.ident = ASCII_IDENT if ascii else IDENT
+    if CALL_FAST and plain:
         parser.text = text
     parser.run()
     return parser.result()
@@ -210,11 +214,11 @@ def parse_comments(block: list[str]) -> KernelComments:
 
 def _source_nodes(m: re.Match) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Return the source nodes and original ATen ops of a SOURCE_NODES match, empty names dropped."""
-    source_nodes = tuple([s.strip() for s in m.group(2).split(",")])
+    # map and filter run str.strip and the test for "" in C, not a Python loop a name (one per launch)
+    source_nodes = tuple(map(str.strip, m.group(2).split(",")))
     if "" in source_nodes:
-        source_nodes = tuple([s for s in source_nodes if s])
-    aten = tuple([s for s in (x.strip() for x in (m.group(3) or "").split(",")) if s])
-    return source_nodes, aten
+        source_nodes = tuple(filter(None, source_nodes))
+    return source_nodes, tuple(filter(None, map(str.strip, (m.group(3) or "").split(","))))
 
 
 class _Parser:
@@ -233,6 +237,7 @@ class _Parser:
         self.returns = ""
         self.saw_call = False
         self.text = ""  # set when call() may be read by the statement pattern
+        self.ident = IDENT  # ASCII_IDENT when the text is ASCII: the same names, found faster
 
     def warn(self, lineno: int, why: str, text: str = "") -> None:
         self.warnings.append(ParseWarning(self.path, lineno, f"{why}: {text.strip()[:120]}" if text else why))
@@ -334,7 +339,7 @@ class _Parser:
         pending: list[str] = []
         handlers = {kind: getattr(self, name) for kind, name in FAST_STATEMENTS.items()}
         skip_to = 0
-        for m in _call_pattern(def_indent).finditer(self.text, pos):  # i: the line of m
+        for m in _call_pattern(def_indent, self.ident is ASCII_IDENT).finditer(self.text, pos):  # i: the line of m
             if i >= n:
                 break
             if i < skip_to:
@@ -465,7 +470,6 @@ class _Parser:
             i += 1
         return i, self._statement(stripped, lineno, function, pending)
 
-
     def _statement(self, s: str, lineno: int, function: str, pending: list[str]) -> bool:
         """Record one statement of call(); return True when it consumed the pending comments."""
         if s.startswith("return"):
@@ -551,8 +555,8 @@ class _Parser:
     def _launch(self, kernel, is_extern, arg_text, outputs, lineno, function, pending) -> None:
         known = self.known
         # BUFFER_NAME without a regex call per name (`\d` is what isdecimal() takes)
-        buffers = dict.fromkeys([i for i in IDENT.findall(arg_text) if i in known or (i[:3] == "buf" and i[3:].isdecimal())])
-        out = tuple(outputs) + tuple(OUT_KWARG.findall(arg_text))
+        buffers = dict.fromkeys([i for i in self.ident.findall(arg_text) if i in known or (i[:3] == "buf" and i[3:].isdecimal())])
+        out = tuple(outputs) + tuple(OUT_KWARG.findall(arg_text)) if "out=" in arg_text else tuple(outputs)
         self.launches.append(deferred(KernelLaunch, {
             "index": len(self.launches),
             "kernel": kernel.removeprefix("torch.ops.") if is_extern else kernel,

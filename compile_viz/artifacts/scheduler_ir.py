@@ -53,13 +53,13 @@ _FLAT = r"[^\n()\[\]{}]"
 _VALUE = rf"{_FLAT}*+"
 for _ in range(4):
     _VALUE = rf"(?:{_FLAT}++|[(\[{{]{_VALUE}[)\]}}])*+"  # one line whose brackets balance
-_LAYOUT = rf"\w+\('[^'\n]*', [\w.]+, size=\[{_FLAT}*+\], stride=\[{_FLAT}*+\]\)"
-_USER = r"NodeUser\(node=(?:\w+\(name='[^'\n()\[\]{}]*'\)|OUTPUT), can_inplace=\w+, is_weak=\w+\)"
+_LAYOUT = rf"\w++\('[^'\n]*+', [\w.]++, size=\[{_FLAT}*+\], stride=\[{_FLAT}*+\]\)"
+_USER = r"NodeUser\(node=(?:\w++\(name='[^'\n()\[\]{}]*+'\)|OUTPUT), can_inplace=\w++, is_weak=\w++\)"
 _USERS = (
     rf"\[(?:{_USER}(?:, {_USER})*+)?\]"
     rf"|\[\n(?:[ \t]+{_USER},?\n|[ \t]{_VALUE}\n)*+[ \t]{_FLAT}*+\]{_FLAT}*+"
 )
-_BUFFER_ENTRY = rf"[ \t]+\w+: \w+[^\S\n]*\n(?:[ \t]+\w+\.\w+ = (?:{_LAYOUT}|{_USERS}|{_VALUE})\n)*"
+_BUFFER_ENTRY = rf"[ \t]+\w++: \w++[^\S\n]*+\n(?:[ \t]+\w++\.\w++ = (?:{_LAYOUT}|{_USERS}|{_VALUE})\n)*+"
 _ATTRIBUTE = r"\.(?!outputs =)[\w.]++ =[^\n]*+\n"
 # A value written on the lines after its `name.attr =`: "[" opens on the first, one line whose
 # brackets balance after another, "]" closes on the last (how Inductor prints long dependency
@@ -87,11 +87,12 @@ def _chunk_pattern() -> re.Pattern:
 # balance, then users on one line or one NodeUser a line. `_read_outputs` reads such an entry
 # the same way (nothing runs on past it); any other shape sends the block to `_read_outputs`.
 # The same shape is a `_BUFFER_ENTRY`. `_ENTRY` marks its groups NAME, TYPE, <LAYOUT>: capturing
-# in ENTRY_FAST, the name alone in NODE.
+# in ENTRY_FAST, the name alone in NODE. Possessive throughout: each run is followed by a character
+# it cannot take, so giving back never matches, and sre would try it (and save its marks) at each.
 _ENTRY = (
     r"[ \t]+NAME: TYPE[^\S\n]*\n"
-    rf"[ \t]+\w+\.layout = <LAYOUT\w+\('[^'\n()\[\]{{}}]*', [\w.]+, size=\[{_FLAT}*\], stride=\[{_FLAT}*\]\){_FLAT}*LAYOUT>\n"
-    rf"[ \t]+\w+\.users = (?:\[(?:{_USER}(?:, {_USER})*)?\]{_FLAT}*|\[\n(?:[ \t]+{_USER},?[^\S\n]*\n)*[ \t]+\]{_FLAT}*)\n"
+    rf"[ \t]+\w++\.layout = <LAYOUT\w++\('[^'\n()\[\]{{}}]*+', [\w.]++, size=\[{_FLAT}*+\], stride=\[{_FLAT}*+\]\){_FLAT}*+LAYOUT>\n"
+    rf"[ \t]+\w++\.users = (?:\[(?:{_USER}(?:, {_USER})*+)?+\]{_FLAT}*+|\[\n(?:[ \t]+{_USER},?[^\S\n]*+\n)*+[ \t]+\]{_FLAT}*+)\n"
 )
 
 
@@ -99,7 +100,7 @@ def _entry(name: str, ir_type: str, layout: tuple[str, str]) -> str:
     return _ENTRY.replace("NAME", name).replace("TYPE", ir_type).replace("<LAYOUT", layout[0]).replace("LAYOUT>", layout[1])
 
 
-ENTRY_FAST = re.compile(_entry(r"(\w+)", r"(\w+)", ("(", ")")))
+ENTRY_FAST = re.compile(_entry(r"(\w++)", r"(\w++)", ("(", ")")))
 
 # A whole node in its usual shape, in one match: an optional `parent.snodes[i] =` line, the
 # header, then the node's own lines as CHUNK reads them: attributes (a one-line value only when
@@ -114,13 +115,13 @@ _NODE_LINE = (
     r"|\w+_layout = [^\n]*\n"
     r"|[^\S\n]*\n"
 )
-_ONE_ENTRY = _entry(r"(?P<buffer>\w+)", r"\w+", ("", ""))
+_ONE_ENTRY = _entry(r"(?P<buffer>\w++)", r"\w++", ("", ""))
 _NODE = (
     r"(?:(?P<parent>\w++)\.snodes\[\d+\] =[^\n]*\n)?"
     r"(?P<name>\w++): (?P<htype>\w+(?:\([^\n]*\))?)[^\S\n]*\n"
     rf"(?:{_NODE_LINE})*+"
     rf"(?:(?P=name)\.outputs =[^\n]*\n"
-    rf"(?P<entries>(?>{_ONE_ENTRY})(?=\])|(?:{_BUFFER_ENTRY})*)"  # an entry ends at one place: no backtracking
+    rf"(?P<entries>(?>{_ONE_ENTRY})(?=\])|(?:{_BUFFER_ENTRY})*+)"  # an entry ends at one place: no backtracking
     rf"\][^\n]*\n(?:{_NODE_LINE})*+)?"
     rf"(?:class (?P=name)_loop_body:[^\S\n]*\n(?P<body>(?:[ \t][^\n]*\n|[^\S\n]*\n)*+)(?:{_NODE_LINE})*+)?"
 )
@@ -133,22 +134,13 @@ ATTR_PAIRS = re.compile(r"^\w+?\.([\w.]+) =[^\S\n]?([^\n]*)$", re.M)
 BUFFER_NAME = re.compile(r"buf\d+")
 LAYOUT_LINE = re.compile(r"^(\w+)_layout = (.*)$", re.M)
 BODY_END = re.compile(r"\n(?![ \t]|[^\S\n]*\n)")  # the "\n" before a line that ends a loop body
-# Line breaks other than "\n" that str.splitlines() honours; rare enough to normalise away.
-ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+ODD_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")  # other breaks splitlines() honours: rare
 ASCII_BREAKS = "\r\x0b\x0c\x1c\x1d\x1e"
 
 # Checked in order: the first fragment found in the node's class names its kind.
-KIND_BY_CLASS = (
-    ("OuterLoopFused", "outer_loop"),
-    ("Foreach", "foreach"),
-    ("Grouped", "grouped"),
-    ("FusedExternTriton", "fused"),
-    ("Fused", "fused"),
-    ("Nop", "nop"),
-    ("ExternKernel", "extern"),
-    ("Template", "template"),
-    ("SchedulerNode", "scheduler"),
-)
+KIND_BY_CLASS = (("OuterLoopFused", "outer_loop"), ("Foreach", "foreach"), ("Grouped", "grouped"),
+                 ("FusedExternTriton", "fused"), ("Fused", "fused"), ("Nop", "nop"), ("ExternKernel", "extern"),
+                 ("Template", "template"), ("SchedulerNode", "scheduler"))
 GROUP_KINDS = ("fused", "foreach", "grouped", "outer_loop")
 CONTINUATION = (" ", "\t", "]")  # first characters of a line that may continue a value
 
@@ -191,9 +183,7 @@ class _Node:
     __slots__ = ("name", "node_type", "line", "attrs", "outputs", "ops", "members", "parent", "span", "merged", "names")
 
     def __init__(self, name: str, node_type: str, line: int, parent: str) -> None:
-        self.name = name
-        self.node_type = node_type
-        self.line = line
+        self.name, self.node_type, self.line = name, node_type, line  # line: -1 - its offset until `_number`
         self.attrs: dict[str, str] = {}  # values as written; stripped when read
         self.outputs: list = []  # int: offset of a checked outputs block's entries; list: read entries
         self.ops: list = []  # (start, end): a checked loop body; list: ops read line by line
@@ -206,15 +196,12 @@ class _Node:
 
 class _Builder:
     def __init__(self, path: str, warnings: list[ParseWarning], text: str) -> None:
-        self.path = path
-        self.warnings = warnings
-        self.text = text
+        self.path, self.warnings, self.text = path, warnings, text
         self.nodes: dict[str, _Node] = {}
         self.order: list[_Node] = []
         self.pending_parent = ""  # set by `X.snodes[i] =`, consumed by the next header
         self.body_of: _Node | None = None  # the node whose loop body is being read
-        self._line_pos = 0
-        self._line = 1
+        self._line_pos, self._line = 0, 1
 
     def warn(self, lineno: int, line: str, why: str) -> None:
         self.warnings.append(ParseWarning(self.path, lineno, f"{why}: {line.strip()[:120]}"))
@@ -240,7 +227,9 @@ class _Builder:
                 self.pending_parent = parent
             self.body_of = None
             pos = m.end()
-            node = self._header(name, node_type, self.lineno(m.start(2)))
+            # the line is counted on first read (`_number`): parse --json and linking read none but groups'
+            at = m.start(2)
+            node = self._header(name, node_type, self.lineno(at) if name in self.nodes else -1 - at)
             node.span = (m.start(), pos)
             if entries is not None:
                 node.outputs.append(m.start(4))
@@ -381,8 +370,10 @@ class _Builder:
         for b in self.order:
             node = self._freeze(b)
             (members if b.parent else top).append(node)
-            if node.kind in GROUP_KINDS:
-                groups.append(FusionGroup(node.name, node.kind, node.node_type, node.members, node.buffer_names, node.line))
+            if node.kind in GROUP_KINDS:  # its line too is counted on first read
+                groups.append(deferred(FusionGroup, {
+                    "name": node.name, "kind": node.kind, "node_type": node.node_type, "members": node.members,
+                    "buffers": node.buffer_names, "_fill": (_node_details, (self.text, b, self.order))}))
         return SchedulerIR(self.path, stage, tuple(top), tuple(members), tuple(groups), tuple(self.warnings))
 
     def _buffer_named_outputs(self) -> None:
@@ -433,25 +424,25 @@ class _Builder:
         if kind == "scheduler" and not any(op.startswith("store") for op in _ops_of(text, b.ops)):
             missing.append("loop body")
         if missing:
-            self.warnings.append(
-                ParseWarning(self.path, b.line, f"last node {b.name} is incomplete (no {', '.join(missing)}): file cut short?")
-            )
+            _number(text, self.order)
+            why = f"last node {b.name} is incomplete (no {', '.join(missing)}): file cut short?"
+            self.warnings.append(ParseWarning(self.path, b.line, why))
 
     def _freeze(self, b: _Node) -> SchedulerNode:
         kind = _node_kind(b.node_type)
         members = self._members(b) if kind in GROUP_KINDS else tuple(b.members)
-        return deferred(SchedulerNode, {
-            "name": b.name,
-            "node_type": b.node_type,
-            "kind": kind,
-            "members": members,
-            "line": b.line,
-            "_fill": (_node_details, (self.text, b)),
-        })
+        values = {"name": b.name, "node_type": b.node_type, "kind": kind, "members": members,
+                  "_fill": (_node_details, (self.text, b, self.order))}
+        if b.line > 0:
+            values["line"] = b.line
+        return deferred(SchedulerNode, values)
 
 
-def _node_details(field: str, text: str, b: _Node) -> dict:
-    """A SchedulerNode field read on first access, from its builder `b`."""
+def _node_details(field: str, text: str, b: _Node, order: list[_Node]) -> dict:
+    """A SchedulerNode field read on first access, from its builder `b` (one of `order`, the file's)."""
+    if field == "line":
+        _number(text, order)
+        return {"line": b.line}
     if field == "outputs":
         return {"outputs": _buffers_of(text, b.outputs)}
     if field == "buffer_names" and b.names is not None and len(b.outputs) == 1:
@@ -474,6 +465,15 @@ def _node_details(field: str, text: str, b: _Node) -> dict:
         "sizes": attrs.get("sizes", "").strip(),
         "extern_kernel": attrs.get("node.kernel", "").strip(),
     }
+
+
+def _number(text: str, order: list[_Node]) -> None:
+    """Number the nodes NODE read (line: -1 - the header's offset) in one pass, as `_Builder.lineno` would."""
+    line, at = 1, 0
+    for b in order:
+        if b.line < 0:
+            line += text.count("\n", at, pos := -1 - b.line)
+            at, b.line = pos, line
 
 
 def _joined(value: str) -> str:
