@@ -199,3 +199,27 @@ def test_an_altered_payload_in_a_forked_graph_warns_as_in_one_process(tmp_path):
     one = _parse_json(str(log), "--jobs", "1")
     assert b"does not match its MD5" in one
     assert _parse_json(str(log), "--jobs", "2") == one
+
+
+def test_a_text_in_parts_is_packed_and_written_as_the_joined_text(tmp_path):
+    """Parts: a child packs the parts of its text encoded one by one (no joined copy), into the same
+    bytes as the joined text; this process writes its own through its file (or as a str to a
+    stream without one), the same text either way."""
+    import io
+
+    from compile_viz.cli.forked import Parts, _pack, _unpack
+
+    parts = ['{"a":', '"x"', ","] * 3000 + ['"\u00e9"}']
+    joined = "".join(parts)
+    assert b"".join(_pack({0: (Parts(parts), ("w",))})) == b"".join(_pack({0: (joined, ("w",))}))
+    assert _unpack(b"".join(_pack({0: (Parts(parts), ())}))) == {0: (joined, ())}
+    ascii_parts = parts[:-1]
+    with open(tmp_path / "out.json", "w", encoding="utf-8") as out:
+        out.write("[")
+        Parts(ascii_parts).write_to(out)  # through the file, after what the stream holds
+        out.write("]")
+    assert (tmp_path / "out.json").read_text() == "[" + "".join(ascii_parts) + "]"
+    for text in (Parts(parts), Parts(ascii_parts)):
+        buf = io.StringIO()
+        text.write_to(buf)
+        assert buf.getvalue() == str(text)

@@ -8,8 +8,8 @@ from contextlib import nullcontext
 from compile_viz.artifacts import DiscoveryError, GraphJob, parse_path, planned, preload
 from compile_viz.artifacts.gc_pause import paused_gc
 from compile_viz.artifacts.trace.discover import parse_trace_path, planned_trace
-from compile_viz.cli.forked import Split, cpus, run_shared
-from compile_viz.cli.parse_json import graph_text, is_trace, write_document
+from compile_viz.cli.forked import Parts, Split, cpus, run_shared
+from compile_viz.cli.parse_json import graph_parts, graph_text, is_trace, write_document
 
 
 def register(sub) -> None:
@@ -96,14 +96,14 @@ def _texts(graphs, warnings: list[str]):
 _kept: list = []
 
 
-def job_text(job: GraphJob) -> tuple[str, tuple[str, ...]]:
-    """One graph's JSON text, from its parse job, and its warnings."""
+def job_text(job: GraphJob) -> tuple[Parts, tuple[str, ...]]:
+    """One graph's JSON text (as its parts: forked.Parts), from its parse job, and its warnings."""
     from compile_viz.linking import build_index
 
     g = job()
     index = build_index(g)
     _kept.append((g, index))
-    return graph_text(g, index=index), tuple(str(w) for w in g.warnings)
+    return Parts(graph_parts(g, index=index)), tuple(str(w) for w in g.warnings)
 
 
 def job_text_leaving_check(job: GraphJob, claim) -> tuple:
@@ -116,7 +116,7 @@ def job_text_leaving_check(job: GraphJob, claim) -> tuple:
     g = job.unchecked()()
     index = build_index(g)
     _kept.append((g, index))
-    text, warnings = graph_text(g, index=index), tuple(str(w) for w in g.warnings)
+    text, warnings = Parts(graph_parts(g, index=index)), tuple(str(w) for w in g.warnings)
     if not claim.take():
         return text, warnings, False
     return (text, warnings) if job.intact() else job_text(job)

@@ -197,6 +197,11 @@ def graph_text(g: GraphParse, times=None, index: GraphIndex | None = None) -> st
     """One graph's document as JSON text: its keys in order, the node lists written by hand; with
     `times` (linking.profile.GraphTime, or False for a profiled run's graph that none joined), each
     launch's measured time (or why it has none). `index`: the graph's, when already built."""
+    return "".join(graph_parts(g, times, index))
+
+
+def graph_parts(g: GraphParse, times=None, index: GraphIndex | None = None) -> list[str]:
+    """graph_text(g, times, index) as the strs it is made of, not joined (cli/forked.Parts)."""
     from compile_viz.linking import build_index  # the linking layer is loaded for --json only
 
     parts = [_ENCODE({"id": g.id, "kind": g.kind, "files": list(g.folder.files)})[:-1], ',"fx_nodes":']
@@ -206,7 +211,7 @@ def graph_text(g: GraphParse, times=None, index: GraphIndex | None = None) -> st
     parts += [",", _rest_text(g), ',"links":']
     _links_parts(index or build_index(g), parts, times)
     parts.append("}")
-    return "".join(parts)
+    return parts
 
 
 def _rest_text(g: GraphParse) -> str:
