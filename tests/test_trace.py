@@ -199,6 +199,22 @@ def test_an_altered_graph_payload_says_so_when_its_graph_is_parsed():
         g for c in _read(lines).compiles for g in c.graphs if g.output_code is not None), "g").warnings)
 
 
+def test_an_altered_payload_left_unchecked_is_found_by_its_own_check():
+    """GraphJob.unchecked: the graph parsed without its payloads' MD5s warns of none; its check
+    (payloads_intact, what the parent of a forked parse runs) finds the altered one."""
+    from compile_viz.artifacts.trace.graphs import graph_parse, payloads_intact
+
+    lines, at = _log_lines()
+    end = next(i for i in range(at + 1, len(lines)) if not lines[i].startswith("\t"))
+    k = next(i for i in range(at + 1, end) if "buf" in lines[i])
+    altered = list(lines)
+    altered[k] = altered[k].replace("buf", "fub", 1)
+    for log, intact in ((_read(altered), False), (_read(lines), True)):
+        g = next(g for c in log.compiles for g in c.graphs if g.output_code is not None and g.output_code.line == at + 1)
+        assert not any("MD5" in w.text for w in graph_parse("mlp_gelu.log", g, "g", checks=False).warnings)
+        assert payloads_intact("mlp_gelu.log", g, "g") is intact
+
+
 def test_a_compiles_guards_are_read_when_shown():
     """A log read into memory holds its guards where they lie: made lines when first asked for (in
     parse --json, while another process parses a graph), the same lines as read at once."""
