@@ -30,13 +30,26 @@ def parse_graph(reader: ArtifactReader, folder: GraphFolder, extra: dict | None 
     """Parse every artifact of one graph folder; missing or unreadable files become warnings.
     `extra`: GraphParse fields that come from the run rather than the folder (fusion decisions,
     kernel stacks)."""
-    files = {name: reader.read(folder.location, name) for name in folder.files}
-    return parse_graph_files(folder, files, extra)
+    return parse_graph_files(folder, _FolderFiles(reader, folder), extra)
+
+
+class _FolderFiles:
+    """A graph folder's files by name (`get`), each read when a parser asks for it and not kept: a
+    file's bytes are freed, their memory reused, before the next is read (a 48-layer backward's
+    7.7 MB: ~900 fresh pages fewer), and a file no parser reads (fx_graph_runnable.py) is not read."""
+
+    __slots__ = ("reader", "folder")
+
+    def __init__(self, reader: ArtifactReader, folder: GraphFolder) -> None:
+        self.reader, self.folder = reader, folder
+
+    def get(self, name: str) -> bytes | None:
+        return self.reader.read(self.folder.location, name) if name in self.folder.files else None
 
 
 @without_gc
-def parse_graph_files(folder: GraphFolder, files: dict[str, bytes | None], extra: dict | None = None) -> GraphParse:
-    """Parse one graph's artifacts given as bytes (None: could not be read)."""
+def parse_graph_files(folder: GraphFolder, files, extra: dict | None = None) -> GraphParse:
+    """Parse one graph's artifacts given as bytes (`files.get(name)`; None: could not be read)."""
     fields: dict[str, object] = {}
     warnings: list[ParseWarning] = []
     for name, (field, parser) in PARSERS.items():

@@ -132,7 +132,8 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str, *, checks: bool = True) 
             continue  # AOTInductor's C++ wrapper: _aot_fields reads it
         if payload is None or (field == "provenance" and not any(k in payload.text for k in MAPPING_KEYS)):
             continue
-        text = unfold_forward(payload.text) if field == "aot_graph" else payload.text
+        text = payload.read(checks)
+        text = unfold_forward(text) if field == "aot_graph" else text
         if not text.endswith("\n"):
             text += "\n"  # the log drops the file's last newline
         result = parser(text, path=file)
@@ -147,7 +148,7 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str, *, checks: bool = True) 
     stacks = None
     if g.kernel_stack_traces is not None:
         where = f"{log_path}:{g.kernel_stack_traces.line}"
-        stacks = parse_kernel_stacks(g.kernel_stack_traces.text, path=where)
+        stacks = parse_kernel_stacks(g.kernel_stack_traces.read(checks), path=where)
         _check_payload(log_path, g, g.kernel_stack_traces, warnings, checks)
         warnings.extend(stacks.warnings)
     return GraphParse(folder=_folder(log_path, g, gid, files), aot_graph=fields.get("aot_graph"), post_grad_graph=fields.get("post_grad_graph"),

@@ -198,14 +198,13 @@ class HeldPayload:
     process parses that graph (`parse --json` shares graphs out between processes), not in the one
     that read the log. Answers `read()` and `head(size)` as a PayloadSpan does."""
 
-    __slots__ = ("buf", "start", "stop", "md5", "replaced", "_text", "_intact", "_data")
+    __slots__ = ("buf", "start", "stop", "md5", "replaced", "_text", "_intact")
 
     def __init__(self, buf: LogBytes, start: int, stop: int, md5: str | None) -> None:
         self.buf, self.start, self.stop, self.md5 = buf, start, stop, md5
         self.replaced = False  # bytes that are not UTF-8 were replaced (known once read)
         self._text: str | None = None
         self._intact: bool | None = None if md5 is not None else True
-        self._data: bytes | memoryview | None = None  # its bytes, between text() and intact()
 
     @property
     def raw(self) -> bytes:
@@ -213,25 +212,28 @@ class HeldPayload:
         return self.buf[self.start:self.stop]
 
     def read(self) -> tuple[str, bool]:
-        """(text, intact): intact is False when its MD5 differs from the one its entry gave."""
-        return self.text(), self.intact()
+        """(text, intact): intact is False when its MD5 differs from the one its entry gave. Both
+        from one making of its bytes."""
+        if self._text is None or self._intact is None:
+            data = payload_view(self.raw)
+            if self._text is None:
+                self._text, self.replaced = decode_view(data)
+            if self._intact is None:
+                self._intact = md5(data).hexdigest() == self.md5
+        return self._text, self._intact
 
     def text(self) -> str:
         """Its text, its MD5 not checked yet (`intact`): a forked process that parses its graph
         may leave the check to a process with less to do (cli/parse.py)."""
         if self._text is None:
-            data = payload_view(self.raw)
-            self._text, self.replaced = decode_view(data)
-            if self._intact is None:
-                self._data = data  # for intact(): not made again
+            self._text, self.replaced = decode_view(payload_view(self.raw))
         return self._text
 
     def intact(self) -> bool:
-        """False when its MD5 differs from the one its entry gave."""
+        """False when its MD5 differs from the one its entry gave. Its bytes are made again for it,
+        not kept from text(): the process that parses its graph frees them for what it makes next."""
         if self._intact is None:
-            data = self._data if self._data is not None else payload_view(self.raw)
-            self._intact = md5(data).hexdigest() == self.md5
-            self._data = None
+            self._intact = md5(payload_view(self.raw)).hexdigest() == self.md5
         return self._intact
 
     def head(self, size: int) -> str:

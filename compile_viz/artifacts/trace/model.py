@@ -48,6 +48,12 @@ class Payload:
             return self.body
         return self.span.text()
 
+    def read(self, check: bool) -> str:
+        """Its text; with `check`, its MD5 checked in the same pass (`intact` then answers at once)."""
+        if self.body is not None:
+            return self.body
+        return self.span.read()[0] if check else self.span.text()
+
     @property
     def intact(self) -> bool:
         """False when a payload read from its file now does not match the MD5 its entry gave."""
