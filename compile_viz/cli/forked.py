@@ -13,8 +13,8 @@ from __future__ import annotations
 import codecs
 import marshal
 import os
+from collections import namedtuple
 from collections.abc import Callable, Iterator, Sequence
-from typing import NamedTuple
 
 from compile_viz.artifacts.forking import can_fork, cpus  # noqa: F401 - cpus: parse's worker count
 
@@ -33,20 +33,15 @@ def share(weights: Sequence[int], workers: int) -> list[list[int]]:
     return [sorted(b) for b in bins if b]
 
 
-class Split(NamedTuple):
-    """How a forked child's job may leave its tail to this process (run_shared): for a job that
+# (namedtuple, not typing.NamedTuple: typing costs every command ~3 ms to import)
+Split = namedtuple("Split", "has_tail child tail join")
+Split.__doc__ = """How a forked child's job may leave its tail to this process (run_shared): for a job that
     `has_tail`, the child runs `child(job, claim)`, which does the tail itself only if
     `claim.take()` says this process has not taken it; this process, once its own share is done,
     takes the tails it still can and runs `tail(job)` for each while the children work; the
     child's result is then `join(job, result, tail's result)`, a job whose tail this process did
     not take giving the child's result as it is. For work a child would do last while this
     process waits for it. Other jobs run `fn` as they would without a Split."""
-
-    has_tail: Callable
-    child: Callable
-    tail: Callable
-    join: Callable
-
 
 MAX_CLAIMS = 256  # a pipe's file descriptor each, held until the results are in: the rest keep their tails
 
