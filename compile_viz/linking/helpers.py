@@ -43,11 +43,23 @@ class _Lines(dict):
         return line
 
 
-def lines_of_nodes(fx: FxGraph | None, by_name: dict[str, FxNode] | None = None) -> dict[str, tuple[str, int] | None]:
+class _AllLines(dict):
+    """_Lines worked out for every node at once: None for a name the graph lacks."""
+
+    def __missing__(self, name: str) -> None:
+        return None
+
+
+def lines_of_nodes(fx: FxGraph | None, by_name: dict[str, FxNode] | None = None, *, every: bool = False
+                   ) -> dict[str, tuple[str, int] | None]:
     """Node name -> its user source (file, line), None where it has none (`by_name`: the graph's
-    nodes by name, where the caller has them); read it with `[]`, not `get`."""
+    nodes by name, where the caller has them); read it with `[]`, not `get`. With `every`, made
+    for all nodes in one pass, for a caller that asks for most of them (every launch's nodes, where
+    the trace has no stacks): one comprehension, not a call to __missing__ per node."""
     if not fx:
         return _Lines({})
+    if every:
+        return _AllLines({n.name: (s.file, s.line) if (s := n.source) is not None else None for n in fx.nodes})
     return _Lines(by_name if by_name is not None else {n.name: n for n in fx.nodes})
 
 

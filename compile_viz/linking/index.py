@@ -67,13 +67,17 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
         aot_nodes = _launch_nodes(aot_launches, len(launches), node_order(aot))  # names repeat
 
     kinds = {k.name: k.kind for k in oc.kernels} if oc else {}
-    post_lines = lines_of_nodes(post, post_by_name)
-    aot_lines = lines_of_nodes(aot, aot_by_name)
     stacks = graph.kernel_stacks if use_stacks else None
+    # without stacks every launch asks for its nodes' lines: worked out for all nodes at once
+    post_lines = lines_of_nodes(post, post_by_name, every=stacks is None)
+    aot_lines = lines_of_nodes(aot, aot_by_name, every=stacks is None)
     links = []
+    at = order_post.__getitem__
+    # the basis of a launch without stacks of its own, by its nodes' evidence: looked up once, not per launch
+    own_basis = {PROVENANCE: BASES[(PROVENANCE, PROVENANCE)], INFERRED: BASES[(INFERRED, INFERRED)]}
     for i, la in enumerate(launches):
         group = placement.get(i)
-        pg = tuple(sorted(post_sets[i], key=order_post.__getitem__))
+        pg = tuple(sorted(post_sets[i], key=at))
         if len(pg) > 1 and pg[-1] not in order_post:  # names the graph lacks (a trace without it): by name
             pg = tuple(sorted(pg, key=lambda n: (order_post[n], n)))
         fx_nodes = tuple(aot_nodes[i])
@@ -96,7 +100,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
             s_basis(link, BASES[(nodes_basis, STACK_TRACES)])
         else:
             s_source_lines(link, _source_lines(pg, post_lines, fx_nodes, aot_lines))
-            s_basis(link, BASES[(nodes_basis, nodes_basis)])
+            s_basis(link, own_basis[nodes_basis])
         s_evidence(link, evidence[i])
         alts = ties.get(i)  # most launches have none
         s_alternatives(link, tuple(tuple(sorted(a, key=lambda n: (order_post.get(n, -1), n))) for a in alts) if alts else ())
