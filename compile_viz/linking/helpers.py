@@ -5,15 +5,21 @@ from __future__ import annotations
 from collections import defaultdict
 
 from compile_viz.artifacts.model import FxGraph, FxNode
+from compile_viz.linking.reasons import OP_NAMES, VIEW_OPS
 
 
 def node_users(fx: FxGraph) -> dict[str, list[str]]:
-    users: dict[str, list[str]] = defaultdict(list)
+    """Node name -> the nodes that use it, once per argument; a plain dict (read with `get`): a
+    test and a lookup per edge cost less than a defaultdict's."""
+    users: dict[str, list[str]] = {}
     for n in fx.nodes:
         if args := n.args:  # not the graph inputs (a fifth of a backward's nodes)
             name = n.name
             for a in args:
-                users[a].append(name)
+                if a in users:
+                    users[a].append(name)
+                else:
+                    users[a] = [name]
     return users
 
 
@@ -81,3 +87,34 @@ def next_live(skip: list[int], i: int) -> int:
     while skip[i] != root:
         skip[i], i = root, skip[i]
     return root
+
+
+# walks back through views and tuple elements, for the matcher's template nodes that no neighbour reaches
+def reached_through_views(nodes: dict[str, FxNode], name: str, within) -> set[str]:
+    """The nodes of `within` node `name` reads, each the first on its path through views and
+    tuple elements: the query's copy reads its scaled query (`mul`), the value's the
+    `unbind` itself."""
+    return set(_through_views(nodes, name, within))
+
+
+def joined_through_views(nodes: dict[str, FxNode], name: str, used: set[str]) -> bool:
+    """Whether node `name` reads a node of `used` through views and tuple elements the
+    template leaves out: the value's copy of an attention reads its own layer's `unbind`, or
+    its own projection's views, not another's that comes first in the graph."""
+    return next(_through_views(nodes, name, used), None) is not None
+
+
+def _through_views(nodes: dict[str, FxNode], name: str, stops):
+    """Yield each node of `stops` that node `name` reads, walking back through views and
+    `getitem`s (not past a node of `stops`); lazily, so a caller may stop at the first."""
+    stack, seen = list(nodes[name].args), set()
+    while stack:
+        a = stack.pop()
+        if a in stops:
+            yield a
+            continue
+        if a in seen or (node := nodes.get(a)) is None:
+            continue
+        seen.add(a)
+        if node.op == "call_function" and (OP_NAMES[node.target] in VIEW_OPS or node.target == "operator.getitem"):
+            stack.extend(node.args)

@@ -59,11 +59,11 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
     aot_by_name = {n.name: n for n in aot.nodes} if aot else {}
     aot_launches = aot_node_launches(aot, post_by_name, post_launches, launches, post_sets, users_aot, aot_by_name)
 
-    nodes: dict[tuple[str, str], tuple[tuple[int, ...], str]] = {}
+    nodes: dict[str, dict[str, tuple[tuple[int, ...], str]]] = {}  # graph -> name -> (launches, reason)
     if post is not None:
-        _node_links(POST_GRAD, post, post_launches, users_post, nodes)
+        _node_links(post, post_launches, users_post, nodes.setdefault(POST_GRAD, {}))
     aot_nodes: list[list[str]] = [[] for _ in launches]  # launch -> its AOT nodes, in graph order
-    if aot is not None and not _node_links(AOT, aot, aot_launches, users_aot, nodes, aot_nodes):
+    if aot is not None and not _node_links(aot, aot_launches, users_aot, nodes.setdefault(AOT, {}), aot_nodes):
         aot_nodes = _launch_nodes(aot_launches, len(launches), node_order(aot))  # names repeat
 
     kinds = {k.name: k.kind for k in oc.kernels} if oc else {}
@@ -136,8 +136,8 @@ def _group_fields(group) -> tuple[tuple[str, ...], str, tuple[str, ...]]:
     "buffers", "source_lines", "evidence", "line", "basis", "alternatives"))
 
 
-def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per_launch=None) -> bool:
-    """Add (launches, no-kernel reason) per node of `fx` to `out`, the raw dict of a NodeLinks;
+def _node_links(fx: FxGraph, found: dict, users, out: dict, per_launch=None) -> bool:
+    """Add (launches, no-kernel reason) per node of `fx` to `out`, by name (the graph's dict of a NodeLinks);
     `found` holds sorted lists or tuples of launch indices. With `per_launch`, append each node's name to
     its launches' lists too, in graph order; return whether the node names were all distinct
     (else those lists hold repeats)."""
@@ -150,7 +150,7 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per
         name = n.name
         hits = get(name)
         if hits:
-            out[(graph_name, name)] = (hits if type(hits) is tuple else tuple(hits), "")
+            out[name] = (hits if type(hits) is tuple else tuple(hits), "")
             if per_launch is not None:
                 for i in hits:
                     per_launch[i].append(name)
@@ -159,7 +159,7 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per
             value = unlaunched.get(key)
             if value is None:
                 value = unlaunched[key] = ((), reason_of(*key))
-            out[(graph_name, name)] = value
+            out[name] = value
     return len(out) - before == len(fx.nodes)
 
 

@@ -8,7 +8,7 @@ from collections import defaultdict
 from functools import cached_property
 
 from compile_viz.artifacts.model import FxGraph, FxNode, KernelLaunch
-from compile_viz.linking.helpers import next_live
+from compile_viz.linking.helpers import joined_through_views, next_live, reached_through_views
 from compile_viz.linking.origins import MATMULS, kernel_constants
 from compile_viz.linking.reasons import OP_NAMES, VIEW_OPS, op_matches, op_name
 
@@ -49,6 +49,7 @@ class Matcher:
         self.getitem_nodes = {name for p in self.by_target.get("operator.getitem", ())
                               if (n := nodes.get(name := order[p].name)) is not None and n.target == "operator.getitem"}
         self.getitems: dict[int, tuple] = {}  # id of a launch's set -> (the set, _with_getitems)
+        self.element_sets: dict[tuple, tuple] = {}  # (id of a launch's set, index) -> (the set, _elements)
         self.externals: dict[int, tuple] = {}  # id of an instance's names -> (the names, _external)
         self.input_reads: dict[int, tuple] = {}  # id of an instance's names -> (the names, _input_reads)
         self.fed_index: dict[int, tuple] = {}  # id of a template's memo -> (the memo, _fed_instances' index)
@@ -103,12 +104,21 @@ class Matcher:
                 avail |= self._with_getitems(written[b])
             elif b in elements:
                 parent, k = elements[b]
-                items, nodes = self.getitem_nodes, self.nodes
-                avail.update(u for n in written.get(parent, ()) for u in self.users.get(n, ())
-                             if u in items and nodes[u].constants[:1] == (k,))
+                avail.update(self._elements(written.get(parent, ()), k))
             elif b in self.nodes:
                 avail.add(b)
         return avail
+
+    def _elements(self, names, k: str) -> tuple[str, ...]:
+        """The tuple elements (`getitem`) of index `k` taken of `names`: once per launch's set and
+        index, not once per launch passed that element's buffer (kept with the set, as below)."""
+        hit = self.element_sets.get((id(names), k))
+        if hit is not None and hit[0] is names:
+            return hit[1]
+        items, nodes, users = self.getitem_nodes, self.nodes, self.users
+        out = tuple(u for n in names for u in users.get(n, ()) if u in items and nodes[u].constants[:1] == (k,))
+        self.element_sets[(id(names), k)] = (names, out)
+        return out
 
     def _with_getitems(self, names: set[str]) -> frozenset[str]:
         """`names` and the tuple elements (`getitem`) taken of them: what a launch that wrote them
@@ -492,10 +502,10 @@ class Matcher:
                 # template leaves out (a clone of an expanded view of this layer's key, of this
                 # projection's value, of an element of this layer's unbind), else the nearest
                 joined = [c for c in fits if not self._leaves(c).isdisjoint(used)
-                          or any(c in self._leaves(u) for u in used) or self._joined(c, used)]
+                          or any(c in self._leaves(u) for u in used) or joined_through_views(self.nodes, c, used)]
                 if len(joined) > 1:  # those that read what the template node reads, mapped, first
-                    want = {mapping[x] for x in self._reached(t.name, mapping.keys())}
-                    same = [c for c in joined if self._reached(c, used) == want]
+                    want = {mapping[x] for x in reached_through_views(self.nodes, t.name, mapping.keys())}
+                    same = [c for c in joined if reached_through_views(self.nodes, c, used) == want]
                     joined = same + [c for c in joined if c not in same] if len(same) != 1 else same
                 hit = joined[0] if joined else fits[0] if fits else None
                 if hit is None:
@@ -505,34 +515,6 @@ class Matcher:
                 mapping[t.name] = hit
                 used.add(hit)
         return mapping
-
-    def _reached(self, name: str, within) -> set[str]:
-        """The nodes of `within` node `name` reads, each the first on its path through views and
-        tuple elements: the query's copy reads its scaled query (`mul`), the value's the
-        `unbind` itself."""
-        return set(self._through_views(name, within))
-
-    def _joined(self, name: str, used: set[str]) -> bool:
-        """Whether node `name` reads a node of `used` through views and tuple elements the
-        template leaves out: the value's copy of an attention reads its own layer's `unbind`, or
-        its own projection's views, not another's that comes first in the graph."""
-        return next(self._through_views(name, used), None) is not None
-
-    def _through_views(self, name: str, stops):
-        """Yield each node of `stops` that node `name` reads, walking back through views and
-        `getitem`s (not past a node of `stops`); lazily, so a caller may stop at the first."""
-        nodes = self.nodes
-        stack, seen = list(nodes[name].args), set()
-        while stack:
-            a = stack.pop()
-            if a in stops:
-                yield a
-                continue
-            if a in seen or (node := nodes.get(a)) is None:
-                continue
-            seen.add(a)
-            if node.op == "call_function" and (op_name(node.target) in VIEW_OPS or node.target == "operator.getitem"):
-                stack.extend(node.args)
 
     def _same_op(self, a: FxNode, b: FxNode) -> bool:
         """Same op, constants, arity, and (a kernel is specialised to them) dtype and shape."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import cached_property
+from itertools import chain
 
 from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse
 from compile_viz.linking.matcher import Matcher
@@ -391,16 +392,16 @@ def _views_of_extern(names: set[str], known: dict[str, FxNode], extern: set[str]
     if views is None:  # the views with an argument (Matcher.view_nodes), where the caller has none
         views = {name for name, node in known.items() if node.op == "call_function"
                  and op_name(node.target) in VIEW_OPS and node.args}
-    for n in names:
-        for a in known[n].args:
-            if a in names or a not in views:  # most arguments: no chain to walk
-                continue
-            chain: list[str] = []
-            while a not in names and a in views:
-                chain.append(a)
-                a = known[a].args[0]
-            if a in extern:
-                out.update(chain)
+    # the views the nodes read (a chain from one is the same whichever node reads it): one set
+    # operation over their arguments, then a walk per view, not a test per argument
+    starts = views.intersection(chain.from_iterable([known[n].args for n in names]))
+    for a in starts.difference(names):
+        walked: list[str] = []
+        while a not in names and a in views:
+            walked.append(a)
+            a = known[a].args[0]
+        if a in extern:
+            out.update(walked)
     return out
 
 
