@@ -333,24 +333,25 @@ class Matcher:
         if index is None or index[0] is not memo:
             always: list[int] = []  # instances that read nothing from outside
             by_read: dict[str, list[int]] = {}
+            reads_of: dict[int, frozenset[str]] = {}  # instance -> _external, kept here: no call per test
             for j, p in enumerate(positions):
                 found = extended.get(p, self)
                 if found is self:
                     found = extended[p] = self._extended(tnodes, plan, p, added)
                 if found is None:
                     continue
-                reads = self._external(found[0])
+                reads = reads_of[j] = self._external(found[0])
                 if not reads:
                     always.append(j)
                 for r in reads:
                     by_read.setdefault(r, []).append(j)
-            index = self.fed_index[id(memo)] = (memo, always, by_read)  # the memo kept: its id is not reused
-        _, always, by_read = index
+            index = self.fed_index[id(memo)] = (memo, always, by_read, reads_of)  # the memo kept: its id is not reused
+        _, always, by_read, reads_of = index
         near = set(always[bisect_left(always, i):])
         for a in avail:  # each list in graph order: those before `i` cut off by a bisection
             if (at := by_read.get(a)) is not None:
                 near.update(at[bisect_left(at, i):] if at[0] < i else at)
-        return [j for j in sorted(near) if self._external(extended[positions[j]][0]) <= avail]
+        return [j for j in sorted(near) if reads_of[j] <= avail]
 
     def _reads_passed(self, names: tuple[str, ...], passed: frozenset[str], avail: set[str] | None) -> bool:
         """Whether the graph inputs an instance reads are passed to the launch, but those read by
