@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from compile_viz.artifacts.model import FxGraph, FxNode
 from compile_viz.linking.reasons import OP_NAMES, VIEW_OPS
 
@@ -72,10 +70,13 @@ def lines_of_nodes(fx: FxGraph | None, by_name: dict[str, FxNode] | None = None,
 def invert(sets: list[set[str]]) -> dict[str, tuple[int, ...]]:
     """Node -> the launches whose set holds it, in order (appended in order: no sort needed), as
     tuples: the form every reader keeps, made once here rather than by each."""
-    out: dict[str, list[int]] = defaultdict(list)
+    out: dict[str, list[int]] = {}
     for i, names in enumerate(sets):
         for n in names:
-            out[n].append(i)
+            if n in out:
+                out[n].append(i)
+            else:
+                out[n] = [i]
     return {n: tuple(launches) for n, launches in out.items()}
 
 

@@ -4,7 +4,6 @@ and the post-grad node behind an extern call, in graph order."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections import defaultdict
 from functools import cached_property
 
 from compile_viz.artifacts.model import FxGraph, FxNode, KernelLaunch
@@ -24,9 +23,13 @@ class Matcher:
                  pos: dict[str, int]) -> None:
         self.nodes = nodes
         self.pos = pos
-        self.by_target: dict[str, list[int]] = defaultdict(list)
+        by_target: dict[str, list[int]] = {}  # a plain dict (read with get, or with a key it has)
         for i, n in enumerate(post.nodes):
-            self.by_target[n.target].append(i)
+            if (at := by_target.get(n.target)) is not None:
+                at.append(i)
+            else:
+                by_target[n.target] = [i]
+        self.by_target = by_target
         self.order = post.nodes
         self.users = users
         # kernel or extern op -> position of its last match; (kernel, True) -> of the last node of it

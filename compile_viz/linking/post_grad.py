@@ -142,7 +142,7 @@ class _Ties:
         self.offered: dict[frozenset[str], list[tuple[int, frozenset[str]]]] = {}  # alternative -> (launch, its set)
 
     def note(self, i: int, found: set[str], alternatives: list[frozenset[str]]) -> None:
-        if not found:
+        if not found or not (alternatives or self.offered):  # no tie yet, none now: nothing to note
             return
         mine = frozenset(found)
         alts = list(dict.fromkeys(a for a in alternatives if a != mine))
