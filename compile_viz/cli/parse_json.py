@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import sys
+from itertools import chain
 from json.encoder import encode_basestring_ascii
-from operator import itemgetter
 
 from compile_viz.artifacts.model import FxNode, GraphParse
 
@@ -125,7 +125,6 @@ def _mid_text(op: str, target: str, dtype: str | None, shape, stride, seqs: dict
 
 
 _QQ = '","'
-_SECOND = itemgetter(1)
 # What encode_basestring_ascii escapes besides non-ASCII (json.encoder's ESCAPE_ASCII)
 _ESCAPED_ASCII = bytes(range(0x20)) + b'"\\\x7f'
 
@@ -314,13 +313,20 @@ def _links_parts(index: GraphIndex, parts: list[str], times=None) -> None:
 
     maps: dict[str, list[str]] = {POST_GRAD: [], AOT: []}  # "name":{...} entries, joined with ","
     links = index.nodes
-    items = links.raw_items() if isinstance(links, NodeLinks) else (
-        (key, (link.launches, link.no_kernel_reason)) for key, link in links.items())
+    if isinstance(links, NodeLinks):
+        per_graph = list(links.by_graph())
+    else:  # any other mapping of NodeLinks: grouped by graph the same way
+        grouped: dict[str, dict[str, tuple]] = {}
+        for (g, name), link in links.items():
+            grouped.setdefault(g, {})[name] = (link.launches, link.no_kernel_reason)
+        per_graph = list(grouped.items())
     values: dict[tuple, str] = {}  # (launches, reason) -> its JSON: most nodes share theirs with others
     # the names between quotes as they are when none needs an escape (checked at once, in C)
-    plain = _plain("".join(map(_SECOND, links)))
-    for (g, name), value in items:
-        if (entries := maps.get(g)) is not None:
+    plain = _plain("".join(chain.from_iterable(by_name for _, by_name in per_graph)))
+    for g, by_name in per_graph:
+        if (entries := maps.get(g)) is None:
+            continue
+        for name, value in by_name.items():
             if (text := values.get(value)) is None:
                 launches, reason = value
                 text = values[value] = f'{{"launches":[{",".join(map(str, launches))}],"no_kernel_reason":{_opt(reason or None)}}}'

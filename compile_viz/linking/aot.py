@@ -38,7 +38,6 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
     if not pending:  # every op kept its name: the neighbourhoods below are not needed
         return found
     found.update(_renamed(pending, by_name, post_by_name, post_found))
-    with_line = None  # user source line -> launches that run it, as a bit mask: made on first need
     with_packet: dict[str, int] = {}  # ATen op -> launches whose comment names it, as a bit mask
     for i, la in enumerate(launches):
         bit = 1 << i
@@ -56,10 +55,9 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
         mask = with_packet.get(packet)
         by_aten = near_of(n.name) & mask if mask else 0
         if by_aten and n.source is not None:  # the same op's other launches next door (mm + bias kernel)
-            if with_line is None:
-                with_line = _line_masks(post_sets, post_by_name, {m.source.line for m in pending if m.source is not None})
             next_door = by_aten << 2 | by_aten << 1 | by_aten >> 1 | by_aten >> 2
-            by_aten |= next_door & mask & with_line.get(n.source.line, 0)
+            if near := next_door & mask:
+                by_aten |= _from_line(near, n.source.line, post_sets, post_by_name)
         if by_aten:
             hits = bits_of.get(by_aten)
             if hits is None:
@@ -73,16 +71,15 @@ def aot_node_launches(aot, post_by_name: dict[str, FxNode], post_found: dict[str
     return found
 
 
-def _line_masks(post_sets, post_by_name: dict[str, FxNode], lines: set[int]) -> dict[int, int]:
-    """User source line -> the launches whose post-grad nodes come from it, as a bit mask; only
-    for `lines` (those of the nodes that ask), not every line of the graph."""
-    with_line: dict[int, int] = {}
-    for i, names in enumerate(post_sets):
-        bit = 1 << i
-        for x in names:
-            if (p := post_by_name.get(x)) is not None and (src := p.source) is not None and (line := src.line) in lines:
-                with_line[line] = with_line.get(line, 0) | bit
-    return with_line
+def _from_line(launches: int, line: int, post_sets, post_by_name: dict[str, FxNode]) -> int:
+    """The launches of bit mask `launches` with a post-grad node from user source line `line`, as
+    a bit mask: the few next door asked about, not a mask per line over every launch's nodes."""
+    out = 0
+    for i in _bits(launches):
+        if any((p := post_by_name.get(x)) is not None and (src := p.source) is not None and src.line == line
+               for x in post_sets[i]):
+            out |= 1 << i
+    return out
 
 
 def _renamed(pending: list[FxNode], aot_names: dict[str, FxNode], post_by_name: dict[str, FxNode], post_found

@@ -59,21 +59,25 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
     aot_by_name = {n.name: n for n in aot.nodes} if aot else {}
     aot_launches = aot_node_launches(aot, post_by_name, post_launches, launches, post_sets, users_aot, aot_by_name)
 
-    nodes: dict[tuple[str, str], tuple[tuple[int, ...], str]] = {}
+    nodes: dict[str, dict[str, tuple[tuple[int, ...], str]]] = {}  # graph -> name -> (launches, reason)
     if post is not None:
-        _node_links(POST_GRAD, post, post_launches, users_post, nodes)
+        _node_links(post, post_launches, users_post, nodes.setdefault(POST_GRAD, {}))
     aot_nodes: list[list[str]] = [[] for _ in launches]  # launch -> its AOT nodes, in graph order
-    if aot is not None and not _node_links(AOT, aot, aot_launches, users_aot, nodes, aot_nodes):
+    if aot is not None and not _node_links(aot, aot_launches, users_aot, nodes.setdefault(AOT, {}), aot_nodes):
         aot_nodes = _launch_nodes(aot_launches, len(launches), node_order(aot))  # names repeat
 
     kinds = {k.name: k.kind for k in oc.kernels} if oc else {}
-    post_lines = lines_of_nodes(post, post_by_name)
-    aot_lines = lines_of_nodes(aot, aot_by_name)
     stacks = graph.kernel_stacks if use_stacks else None
+    # without stacks every launch asks for its nodes' lines: worked out for all nodes at once
+    post_lines = lines_of_nodes(post, post_by_name, every=stacks is None)
+    aot_lines = lines_of_nodes(aot, aot_by_name, every=stacks is None)
     links = []
+    at = order_post.__getitem__
+    # the basis of a launch without stacks of its own, by its nodes' evidence: looked up once, not per launch
+    own_basis = {PROVENANCE: BASES[(PROVENANCE, PROVENANCE)], INFERRED: BASES[(INFERRED, INFERRED)]}
     for i, la in enumerate(launches):
         group = placement.get(i)
-        pg = tuple(sorted(post_sets[i], key=order_post.__getitem__))
+        pg = tuple(sorted(post_sets[i], key=at))
         if len(pg) > 1 and pg[-1] not in order_post:  # names the graph lacks (a trace without it): by name
             pg = tuple(sorted(pg, key=lambda n: (order_post[n], n)))
         fx_nodes = tuple(aot_nodes[i])
@@ -96,7 +100,7 @@ def build_index(graph: GraphParse, *, use_provenance: bool = True, use_stacks: b
             s_basis(link, BASES[(nodes_basis, STACK_TRACES)])
         else:
             s_source_lines(link, _source_lines(pg, post_lines, fx_nodes, aot_lines))
-            s_basis(link, BASES[(nodes_basis, nodes_basis)])
+            s_basis(link, own_basis[nodes_basis])
         s_evidence(link, evidence[i])
         alts = ties.get(i)  # most launches have none
         s_alternatives(link, tuple(tuple(sorted(a, key=lambda n: (order_post.get(n, -1), n))) for a in alts) if alts else ())
@@ -132,8 +136,8 @@ def _group_fields(group) -> tuple[tuple[str, ...], str, tuple[str, ...]]:
     "buffers", "source_lines", "evidence", "line", "basis", "alternatives"))
 
 
-def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per_launch=None) -> bool:
-    """Add (launches, no-kernel reason) per node of `fx` to `out`, the raw dict of a NodeLinks;
+def _node_links(fx: FxGraph, found: dict, users, out: dict, per_launch=None) -> bool:
+    """Add (launches, no-kernel reason) per node of `fx` to `out`, by name (the graph's dict of a NodeLinks);
     `found` holds sorted lists or tuples of launch indices. With `per_launch`, append each node's name to
     its launches' lists too, in graph order; return whether the node names were all distinct
     (else those lists hold repeats)."""
@@ -146,7 +150,7 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per
         name = n.name
         hits = get(name)
         if hits:
-            out[(graph_name, name)] = (hits if type(hits) is tuple else tuple(hits), "")
+            out[name] = (hits if type(hits) is tuple else tuple(hits), "")
             if per_launch is not None:
                 for i in hits:
                     per_launch[i].append(name)
@@ -155,7 +159,7 @@ def _node_links(graph_name: str, fx: FxGraph, found: dict, users, out: dict, per
             value = unlaunched.get(key)
             if value is None:
                 value = unlaunched[key] = ((), reason_of(*key))
-            out[(graph_name, name)] = value
+            out[name] = value
     return len(out) - before == len(fx.nodes)
 
 

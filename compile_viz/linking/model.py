@@ -73,39 +73,48 @@ class NodeLink:
 class NodeLinks(Mapping):
     """(graph, name) -> NodeLink for every node of both FX graphs.
 
-    The linker stores each node's launches and no-kernel reason; the NodeLink is made on first
-    lookup and kept (a view asks for a few hundred of the 5,000 nodes of a training step).
+    The linker stores each node's launches and no-kernel reason, per graph by name (no (graph,
+    name) key made for each of the thousands of nodes); the NodeLink is made on first lookup and
+    kept (a view asks for a few hundred of the 5,000 nodes of a training step).
     """
 
     __slots__ = ("_raw", "_made")
 
-    def __init__(self, raw: dict[tuple[str, str], tuple[tuple[int, ...], str]]) -> None:
-        self._raw = raw
+    def __init__(self, raw: dict[str, dict[str, tuple[tuple[int, ...], str]]]) -> None:
+        self._raw = raw  # graph -> node name -> (launches, no-kernel reason), graphs in the order iterated
         self._made: dict[tuple[str, str], NodeLink] = {}
 
     def __getitem__(self, key: tuple[str, str]) -> NodeLink:
         link = self._made.get(key)
         if link is None:
-            launches, reason = self._raw[key]
-            link = self._made[key] = NodeLink(key[1], key[0], launches, reason)
+            graph, name = key
+            launches, reason = self._raw[graph][name]
+            link = self._made[key] = NodeLink(name, graph, launches, reason)
         return link
 
     def get(self, key: tuple[str, str], default: NodeLink | None = None) -> NodeLink | None:
-        return self[key] if key in self._raw else default
+        return self[key] if key in self else default
 
     def __contains__(self, key: object) -> bool:
-        return key in self._raw
+        if type(key) is not tuple or len(key) != 2:
+            return False
+        by_name = self._raw.get(key[0])
+        return by_name is not None and key[1] in by_name
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
-        return iter(self._raw)
+        return ((graph, name) for graph, by_name in self._raw.items() for name in by_name)
 
     def raw_items(self) -> Iterator[tuple[tuple[str, str], tuple[tuple[int, ...], str]]]:
-        """((graph, name), (launches, no-kernel reason)) of every node, without making NodeLinks
+        """((graph, name), (launches, no-kernel reason)) of every node, without making NodeLinks."""
+        return (((graph, name), value) for graph, by_name in self._raw.items() for name, value in by_name.items())
+
+    def by_graph(self) -> Iterator[tuple[str, dict[str, tuple[tuple[int, ...], str]]]]:
+        """(graph, its nodes' (launches, no-kernel reason) by name), without making NodeLinks
         (`parse --json` writes all of them: 20,000 on a 48-layer training step)."""
         return iter(self._raw.items())
 
     def __len__(self) -> int:
-        return len(self._raw)
+        return sum(map(len, self._raw.values()))
 
     def __repr__(self) -> str:
         return f"NodeLinks({dict(self.items())!r})"

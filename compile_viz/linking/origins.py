@@ -302,3 +302,23 @@ def _channels_last(size: tuple[int, ...]) -> tuple[int, ...]:
 
 def is_conv_with_bias(node: FxNode) -> bool:
     return node.target.startswith("aten.convolution") and len(node.args) >= 3
+
+
+# ops whose constant a generated kernel takes as an argument, not in its code: every layer's
+# dropout kernel is one kernel, passed its seed's offset (`load_seed_offset`)
+KERNEL_ARGUMENTS = {"inductor_lookup_seed"}
+
+
+def kernel_constants(n: FxNode) -> tuple[str, ...] | None:
+    """The constants a kernel with node `n` among its origins is specialised to; None for a matrix
+    multiply or convolution, computed by its extern call (a kernel that adds a convolution's bias
+    is the same code whatever the stride, padding or groups). The device a constant is made on is
+    left out: FX writes it on some `full` nodes of a graph and not on others."""
+    op = op_name(n.target)
+    if op in MATMULS or op in KERNEL_ARGUMENTS:
+        return None
+    constants = n.constants
+    for c in constants:  # a loop, not any(genexpr): called for every node a template is tried on
+        if c.startswith("device = "):
+            return tuple(c for c in constants if not c.startswith("device = "))
+    return constants

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from functools import cached_property
+from itertools import chain
 
 from compile_viz.artifacts.model import FxGraph, FxNode, GraphParse
 from compile_viz.linking.matcher import Matcher
@@ -28,12 +29,13 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
     ties = _Ties()
     oc = graph.output_code
     first_seen: set[str] = set()
-    closure = _Closure(post, launches, placement, users, known)
+    closure = _Closure(post, launches, placement, users, known, matcher)
     templates: dict[str, list[str]] = {}  # kernel -> _template, the same for all its launches
     # (kernel, its launch's comment in call()) -> the launch's nodes: launches of one kernel made
     # in one lowering (the query, key and value copies an attention call realizes) have the same
     # origins, so the same comment and the same nodes
     siblings: dict[tuple, set[str]] = {}
+    views: set[str] | None = None  # _view_nodes, on first need
     written: dict[str, set[str]] = {}  # buffer -> the nodes of the launch that wrote it
     elements, reuses = _allocations(oc)
     kernels: dict[str, object] = {}  # kernel name -> its definition, the first of that name (as oc.kernel)
@@ -72,7 +74,9 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                 ties.note(i, found, matcher.alternatives)
                 sets[i] = _without_ops_unsaid(found, first_aten.get(la.kernel, ()), la.comments.original_aten,
                                               known, users)
-                sets[i] |= _views_of_extern(found, known, matcher.extern_taken)
+                if views is None:
+                    views = _view_nodes(matcher, known)
+                sets[i] |= _views_of_extern(found, known, matcher.extern_taken, views)
             elif op := _template_matmul(kernels.get(la.kernel), template, known):
                 # a template's later launch its sub-graph was not found for (its first launch fused
                 # another prologue: the embedding's layer norm): its matrix multiply, found as an
@@ -113,8 +117,8 @@ def post_grad_sets(graph: GraphParse, launches, placement, use_provenance: bool,
                 written[b] = mine
         seen.update(la.buffers)
     _with_origins(post, launches, sets, evidence, users, known, order,
-                  {k.name for k in oc.kernels if k.kind == "template"} if oc is not None else set())
-    _with_constants(launches, sets, evidence, known, users)
+                  {k.name for k in oc.kernels if k.kind == "template"} if oc is not None else set(), matcher)
+    _with_constants(launches, sets, evidence, known, users, matcher)
     return sets, evidence, ties.of
 
 
@@ -138,7 +142,7 @@ class _Ties:
         self.offered: dict[frozenset[str], list[tuple[int, frozenset[str]]]] = {}  # alternative -> (launch, its set)
 
     def note(self, i: int, found: set[str], alternatives: list[frozenset[str]]) -> None:
-        if not found:
+        if not found or not (alternatives or self.offered):  # no tie yet, none now: nothing to note
             return
         mine = frozenset(found)
         alts = list(dict.fromkeys(a for a in alternatives if a != mine))
@@ -169,7 +173,7 @@ def _from_provenance(graph: GraphParse, launches, use_provenance: bool) -> tuple
 
 def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[str], users: dict[str, list[str]],
                   known: dict[str, FxNode], order: dict[str, int],
-                  templates: set[str] | frozenset[str] = frozenset()) -> None:
+                  templates: set[str] | frozenset[str] = frozenset(), matcher: Matcher | None = None) -> None:
     """Extern calls, kernels placed by what they can compute (no comments) or by the call they are
     made for, and a template's later launches: their sets as Inductor's origins have them, with
     what was inlined into them (in place)."""
@@ -184,8 +188,9 @@ def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[
     # takes what the convolution gathered, which the first instance's template cannot show for a
     # later one (its convolution read a graph input, this one a block's output)
     # the graph's biased convolutions, found once: not tested again for every node of every launch
+    targets = matcher.by_target if matcher is not None else {n.target for n in known.values()}
     convs = {name for name, n in known.items() if is_conv_with_bias(n)} if any(
-        t.startswith("aten.convolution") for t in {n.target for n in known.values()}) else set()
+        t.startswith("aten.convolution") for t in targets) else set()
     biased = [i for i in range(len(launches)) if evidence[i] in (STRUCTURE, COMMENTS)
               and not convs.isdisjoint(sets[i])] if convs else []
     if guessed or biased or templated:  # what Inductor inlined into the inputs it realized for the call (origins.py)
@@ -214,12 +219,14 @@ def _with_origins(post: FxGraph, launches, sets: list[set[str]], evidence: list[
 
 
 def _with_constants(launches, sets: list[set[str]], evidence: list[str], known: dict[str, FxNode],
-                    users: dict[str, list[str]]) -> None:
+                    users: dict[str, list[str]], matcher: Matcher | None = None) -> None:
     """Constants (a `full` with no inputs) are never realized: Inductor inlines them into every
     kernel that reads them, which lists them among its origins (one zero shared by a backward's
     seventeen threshold_backward kernels); a template lists them, the other ways do not (in place)."""
-    constants = {name for name, c in known.items() if c.op == "call_function" and not c.args
-                 and op_name(c.target) in CONSTANT_OPS}
+    # through the graph's targets where the matcher has them, not a test of every node
+    constants = {name for c in matcher.nodes_of(CONSTANT_OPS) if c.op == "call_function" and not c.args
+                 and known.get(name := c.name) is c} if matcher is not None else {
+        name for name, c in known.items() if c.op == "call_function" and not c.args and op_name(c.target) in CONSTANT_OPS}
     if not constants:
         return
     # node -> the constants it reads, from the constants' users: a launch looks up its nodes,
@@ -245,7 +252,8 @@ class _Closure:
     order. Extern ops (mm, addmm, fallbacks) are left to the extern calls."""
 
     def __init__(self, post: FxGraph, launches, placement, users: dict[str, list[str]],
-                 by_name: dict[str, FxNode]) -> None:
+                 by_name: dict[str, FxNode], matcher: Matcher | None = None) -> None:
+        self.matcher = matcher  # its index of the nodes by target, where the caller has one
         self.nodes = post.nodes
         self.by_name = by_name  # the nodes by name (the caller's `known`)
         self.launches = launches
@@ -265,7 +273,9 @@ class _Closure:
     def views(self) -> set[str]:
         # but an expanded view the graph returns: copied into a buffer of its own (origins.py)
         users = self.users
-        return {n.name for n in self.nodes if n.op == "call_function" and op_name(n.target) in VIEW_OPS
+        nodes = self.matcher.nodes_of(VIEW_OPS) if self.matcher is not None else [
+            n for n in self.nodes if op_name(n.target) in VIEW_OPS]
+        return {n.name for n in nodes if n.op == "call_function"
                 and not (op_name(n.target) == "expand" and "output" in users.get(n.name, ()))}
 
     @cached_property
@@ -366,22 +376,32 @@ def _without_ops_unsaid(names: set[str], first: tuple[str, ...], said: tuple[str
     return kept or names
 
 
-def _views_of_extern(names: set[str], known: dict[str, FxNode], extern: set[str]) -> set[str]:
+def _view_nodes(matcher: Matcher, known: dict[str, FxNode]) -> set[str]:
+    """The views (and other ops that never copy) with an argument, by name (as `known` has them)."""
+    return {n.name for n in matcher.nodes_of(VIEW_OPS) if n.op == "call_function" and n.args and known.get(n.name) is n}
+
+
+def _views_of_extern(names: set[str], known: dict[str, FxNode], extern: set[str], views: set[str] | None = None
+                     ) -> set[str]:
     """The views between an extern call's result and the nodes `names` that read it: never
     realized, Inductor inlines them into the kernel's indexing and gathers them among its origins
     (the value's copy of a grouped-query attention reads its projection's matrix multiply through
     a view, a view and a permute). A template from another instance (the key's copy, reading a
     kernel's result directly) cannot show them."""
     out: set[str] = set()
-    for n in names:
-        for a in known[n].args:
-            chain: list[str] = []
-            while a not in names and (node := known.get(a)) is not None and node.op == "call_function" \
-                    and op_name(node.target) in VIEW_OPS and node.args:
-                chain.append(a)
-                a = node.args[0]
-            if chain and a in extern:
-                out.update(chain)
+    if views is None:  # the views with an argument (Matcher.view_nodes), where the caller has none
+        views = {name for name, node in known.items() if node.op == "call_function"
+                 and op_name(node.target) in VIEW_OPS and node.args}
+    # the views the nodes read (a chain from one is the same whichever node reads it): one set
+    # operation over their arguments, then a walk per view, not a test per argument
+    starts = views.intersection(chain.from_iterable([known[n].args for n in names]))
+    for a in starts.difference(names):
+        walked: list[str] = []
+        while a not in names and a in views:
+            walked.append(a)
+            a = known[a].args[0]
+        if a in extern:
+            out.update(walked)
     return out
 
 

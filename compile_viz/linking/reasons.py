@@ -28,10 +28,23 @@ REASONS = {
 
 
 @lru_cache(maxsize=4096)
+class _OpNames(dict):
+    """Target -> `op_name`, worked out once per target: a graph repeats a few hundred targets over
+    thousands of nodes, and the linkers ask for every node (a lookup, not a split)."""
+
+    def __missing__(self, target: str) -> str:
+        parts = target.split(".")
+        name = self[target] = parts[1] if len(parts) >= 2 else target
+        return name
+
+
+# read it with `[]` in hot loops (a dict lookup, not a call)
+OP_NAMES = _OpNames()
+
+
 def op_name(target: str) -> str:
     """`aten.view.default` -> `view`; `prims.iota.default` -> `iota` (a graph repeats its targets)."""
-    parts = target.split(".")
-    return parts[1] if len(parts) >= 2 else target
+    return OP_NAMES[target]
 
 
 def no_kernel_reason(node: FxNode, users) -> str:
