@@ -182,6 +182,25 @@ def test_a_childs_tail_is_done_by_whichever_process_takes_it_first():
 
 
 @needs_fork
+def test_what_this_process_prepares_for_a_child_is_given_to_it():
+    """Split.prepare: made here first, for each child job that has a tail, and handed over (pickled)
+    when the child asks; a job it could not be made for (None, or it raised) is given None, and the
+    child does that work itself."""
+    from compile_viz.cli.forked import Split
+
+    def prepare(job):
+        if job == "broken":
+            raise ValueError(job)
+        return None if job == "none" else {"for": job}
+
+    split = Split(lambda job: job != "mine", lambda job, claim: (job, claim.given()), lambda job: None,
+                  lambda job, result, tail: result, prepare)
+    jobs = ["mine", "a", "none", "broken"]
+    assert list(run_shared(lambda job: (job, "here"), jobs, [1, 5, 5, 5], 4, split=split)) == [
+        ("mine", "here"), ("a", {"for": "a"}), ("none", None), ("broken", None)]
+
+
+@needs_fork
 def test_an_altered_payload_in_a_forked_graph_warns_as_in_one_process(tmp_path):
     """parse --json leaves a forked graph's MD5 checks to this process when it is free first: a
     payload that is not as logged is found there, and the graph parsed again with its warning."""

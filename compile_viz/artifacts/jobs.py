@@ -15,22 +15,28 @@ class GraphJob:
     (`unchecked()`), the check made apart (`intact()`): by another process, while this one parses
     (cli/parse.py)."""
 
-    __slots__ = ("fn", "args", "size", "kwargs", "check")
+    __slots__ = ("fn", "args", "size", "kwargs", "check", "prepare")
 
-    def __init__(self, fn, args: tuple, size: int, *, check=None, kwargs: dict | None = None) -> None:
+    def __init__(self, fn, args: tuple, size: int, *, check=None, prepare=None, kwargs: dict | None = None) -> None:
         self.fn = fn
         self.args = args
         self.size = size
         self.check = check  # check(*args): whether what the parse reads is as logged; fn then takes `checks`
+        # prepare(*args): a part of the parse another process can make first and hand over (None:
+        # none to make), which fn then takes as `given` (a function returning it, or None)
+        self.prepare = prepare
         self.kwargs = kwargs or {}
 
     def __call__(self):
         return self.fn(*self.args, **self.kwargs)
 
-    def unchecked(self) -> GraphJob:
-        """This job with its parser told to leave its check to `intact()` (no warning of it)."""
-        return GraphJob(self.fn, self.args, self.size, check=self.check,
-                        kwargs={"checks": False} if self.check is not None else None)
+    def unchecked(self, given=None) -> GraphJob:
+        """This job with its parser told to leave its check to `intact()` (no warning of it), and
+        to take what `given()` returns, made by `prepare` in another process, when not None."""
+        kwargs = {"checks": False} if self.check is not None else {}
+        if given is not None and self.prepare is not None:
+            kwargs["given"] = given
+        return GraphJob(self.fn, self.args, self.size, check=self.check, prepare=self.prepare, kwargs=kwargs)
 
     def intact(self) -> bool:
         """Whether the check an `unchecked()` job left out passes (True: nothing to check)."""

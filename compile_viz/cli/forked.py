@@ -34,34 +34,67 @@ def share(weights: Sequence[int], workers: int) -> list[list[int]]:
 
 
 # (namedtuple, not typing.NamedTuple: typing costs every command ~3 ms to import)
-Split = namedtuple("Split", "has_tail child tail join")
+Split = namedtuple("Split", "has_tail child tail join prepare", defaults=(None,))
 Split.__doc__ = """How a forked child's job may leave its tail to this process (run_shared): for a job that
     `has_tail`, the child runs `child(job, claim)`, which does the tail itself only if
     `claim.take()` says this process has not taken it; this process, once its own share is done,
     takes the tails it still can and runs `tail(job)` for each while the children work; the
     child's result is then `join(job, result, tail's result)`, a job whose tail this process did
     not take giving the child's result as it is. For work a child would do last while this
-    process waits for it. Other jobs run `fn` as they would without a Split."""
+    process waits for it. Other jobs run `fn` as they would without a Split. `prepare(job)`, when
+    given, runs here first, before this process's own share: its value (pickled) is the child's
+    when it asks (`claim.given()`), for work the child would otherwise do itself, on its path."""
 
 MAX_CLAIMS = 256  # a pipe's file descriptor each, held until the results are in: the rest keep their tails
 
 
 class Claim:
-    """A piece of work two processes may each do, done by the first that takes it: one byte in a
-    pipe made before the fork, read by the first to ask (a pipe's read is atomic)."""
+    """What this process and a forked child share about one of the child's jobs, made before the
+    fork. Its tail: a piece of work either may do, done by the first that takes it (one byte in a
+    pipe, read by the first to ask: a pipe's read is atomic). What this process prepared for it
+    (`give`, then the child's `given`): pickled into an in-memory file, then a byte in a second
+    pipe, which the child waits for (or for its end, when this process gave nothing)."""
 
-    __slots__ = ("fd",)
+    __slots__ = ("fd", "ready", "ready_w", "data")
 
     def __init__(self) -> None:
         self.fd, write_fd = os.pipe()
         os.write(write_fd, b"\x01")
         os.close(write_fd)  # then a read finds the byte, or nothing (end of file): never waits
+        self.ready, self.ready_w = os.pipe()
+        self.data = os.memfd_create("compile-viz-given", os.MFD_CLOEXEC)
 
     def take(self) -> bool:
         return os.read(self.fd, 1) == b"\x01"
 
+    def give(self, value) -> None:
+        """This process: hand `value` to the child (None: nothing; it does the work itself)."""
+        try:
+            if value is not None:
+                import pickle
+
+                _write_all(self.data, [pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)])
+                os.write(self.ready_w, b"\x01")
+        finally:
+            self.done_giving()
+
+    def done_giving(self) -> None:
+        if self.ready_w >= 0:
+            os.close(self.ready_w)
+            self.ready_w = -1
+
+    def given(self):
+        """The child: what this process gave, once it has (None when it gave nothing)."""
+        if os.read(self.ready, 1) != b"\x01":
+            return None
+        import pickle
+
+        return pickle.loads(_pread(self.data, os.fstat(self.data).st_size, 0))
+
     def close(self) -> None:
-        os.close(self.fd)
+        self.done_giving()
+        for fd in (self.fd, self.ready, self.data):
+            os.close(fd)
 
 
 def run_shared(fn: Callable, jobs: Sequence, weights: Sequence[int], workers: int, *,
@@ -88,6 +121,12 @@ def _forked(fn: Callable, jobs: Sequence, mine: list[int], theirs: list[list[int
         for j in sorted(j for indices in theirs for j in indices if split.has_tail(jobs[j]))[:MAX_CLAIMS]:
             claims[j] = Claim()
     children = [_start(fn, jobs, indices, split, claims) for indices in theirs]
+    if split is not None and split.prepare is not None:
+        for j, claim in claims.items():  # first, so that the child has it when it asks
+            try:
+                claim.give(split.prepare(jobs[j]))
+            except Exception:  # noqa: BLE001 - the child does that work itself
+                claim.done_giving()
     owner = {i: k for k, indices in enumerate(theirs) for i in indices}
     unread = set(range(len(children)))
     kept: list[int] = []  # the files FileTexts point into, closed when the iterator ends
@@ -178,6 +217,8 @@ def _start(fn: Callable, jobs: Sequence, indices: list[int], split: Split | None
     code = 1
     try:  # the child: never returns into the caller's code
         os.close(read_fd)
+        for claim in (claims or {}).values():  # the parent's ends: the child sees their end if it gives nothing
+            claim.done_giving()
         _write_all(data_fd, _pack({i: split.child(jobs[i], claims[i]) if i in claims else fn(jobs[i])
                                    for i in indices}))
         os.write(write_fd, DONE)  # read at once: the parent need not wait for this process to end

@@ -113,7 +113,7 @@ def job_text_leaving_check(job: GraphJob, claim) -> tuple:
     checked here. A payload not as logged has the job run again with its checks, to warn of it."""
     from compile_viz.linking import build_index
 
-    g = job.unchecked()()
+    g = job.unchecked(claim.given)()
     index = build_index(g)
     _kept.append((g, index))
     text, warnings = Parts(graph_parts(g, index=index)), tuple(str(w) for w in g.warnings)
@@ -130,7 +130,8 @@ def job_joined(job: GraphJob, result: tuple, intact: bool) -> tuple:
     return result[:2] if intact else job_text(job)
 
 
-SPLIT = Split(lambda job: job.check is not None, job_text_leaving_check, GraphJob.intact, job_joined)
+SPLIT = Split(lambda job: job.check is not None, job_text_leaving_check, GraphJob.intact, job_joined,
+              lambda job: job.prepare(*job.args) if job.prepare is not None else None)
 
 
 def _warnings(parsed) -> list[str]:
