@@ -144,3 +144,23 @@ def test_viewer_shows_a_launchs_whole_stack_on_demand(tmp_path, monkeypatch):
     frames = g.kernel_stacks.launches[0].stacks[0]
     assert page.count("<li") >= len(frames) and "cv-frame-last" in page
     assert f"{frames[-1].file}:{frames[-1].line}" in page
+
+
+def test_kernel_stacks_handed_over_as_tuples_are_the_same():
+    """stacks_state / stacks_from_state: what parse --json's parent hands a forked child, the same
+    KernelStacks read back, each distinct stack shared as the parse shares it."""
+    import zipfile
+
+    from compile_viz.artifacts.trace.kernel_stacks import parse_kernel_stacks, stacks_from_state, stacks_state
+    from tests.conftest import SAMPLE_RUNS
+
+    with zipfile.ZipFile(SAMPLE_RUNS / "gpt_small.zip") as zf:
+        name = next(n for n in zf.namelist() if n.startswith("trace/") and n.endswith(".log"))
+        log = zf.read(name).decode()
+    entries = [line for line in log.split("\n") if line.startswith("\t{") and "File \\\"" in line]
+    assert entries  # the stacks payloads are one JSON line each
+    for entry in entries:
+        ks = parse_kernel_stacks(entry[1:], path="x")
+        back = stacks_from_state(stacks_state(ks))
+        assert back == ks and len(back.launches) > 100
+        assert len({id(s) for k in back.launches for s in k.stacks}) == len({id(s) for k in ks.launches for s in k.stacks})

@@ -21,7 +21,7 @@ from compile_viz.artifacts.model import GraphBreak, GraphFolder, GraphParse, Par
 from compile_viz.artifacts.output_code import parse_output_code
 from compile_viz.artifacts.provenance import parse_provenance
 from compile_viz.artifacts.trace import aot
-from compile_viz.artifacts.trace.kernel_stacks import parse_kernel_stacks
+from compile_viz.artifacts.trace.kernel_stacks import parse_kernel_stacks, stacks_from_state, stacks_state
 from compile_viz.artifacts.trace.model import Payload, TraceGraph, TraceLog, TraceParse
 
 # TraceGraph field -> (the file a debug folder holds it in, its parser)
@@ -93,18 +93,18 @@ def _check_payload(log_path: str, g: TraceGraph, payload: Payload, warnings: lis
 
 
 def kernel_stacks_of(log_path: str, g: TraceGraph, gid: str):
-    """The graph's kernel stacks, as graph_parse reads them (None when the log has none, or its
-    bytes are not UTF-8: graph_parse, which warns of it, reads them itself). What `parse --json`'s
-    parent makes first for a forked child (GraphJob.prepare), while the child parses the rest: a
-    48-layer backward's 3.6 MB of stacks, ~15 ms off the child's path, ~1 ms to hand over. Their
-    MD5 is checked with the rest (payloads_intact)."""
+    """The graph's kernel stacks as graph_parse reads them, in `stacks_state`'s tuples (None when
+    the log has none, or its bytes are not UTF-8: graph_parse, which warns of it, reads them
+    itself). What `parse --json`'s parent makes first for a forked child (GraphJob.prepare), while
+    the child parses the rest: a 48-layer backward's 3.6 MB of stacks, ~25 ms off the child's
+    path. Their MD5 is checked with the rest (payloads_intact)."""
     p = g.kernel_stack_traces
     if p is None:
         return None
     text = p.read(False)
     if getattr(p.span, "replaced", False):
         return None
-    return parse_kernel_stacks(text, path=f"{log_path}:{p.line}")
+    return stacks_state(parse_kernel_stacks(text, path=f"{log_path}:{p.line}"))
 
 
 def payloads_intact(log_path: str, g: TraceGraph, gid: str) -> bool:
@@ -165,7 +165,8 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str, *, checks: bool = True, 
     _aot_fields(log_path, g, fields, files, warnings)
     stacks = None
     if g.kernel_stack_traces is not None:
-        stacks = given() if given is not None else None
+        state = given() if given is not None else None
+        stacks = stacks_from_state(state) if state is not None else None
         if stacks is None:
             where = f"{log_path}:{g.kernel_stack_traces.line}"
             stacks = parse_kernel_stacks(g.kernel_stack_traces.read(checks), path=where)
