@@ -93,41 +93,53 @@ class _State:
         ascii_text = text.isascii()
         match = (NODE_FAST_ASCII if ascii_text else NODE_FAST).match
         findall = (REF_ASCII if ascii_text else REF).findall
-        seen = _SEEN_LINES
-        graph = known = known_keys = into = source = None  # self.graph, its known names and node list, self.source
+        seen, comment_lines = _SEEN_LINES, _COMMENT_LINES
+        graph = known = contains = into = source = None  # self.graph, its known names (and test), node list, self.source
         new, set_dict = object.__new__, object.__setattr__
         for lineno, raw in enumerate(_lines(text), 1):
             if not raw:  # a third of the lines that are not nodes; feed() passes them over too
                 continue
             parts = seen.get(raw) if graph is not None else None
+            # a line read before stands for the same node where the names it uses are known here
+            # and the identifiers it holds that are not nodes (`True`) are not: its args are then the same
+            if parts is not None and (not all(map(contains, parts[5])) or parts[6] and any(map(contains, parts[6]))):
+                parts = None
             if parts is None:
                 m = match(raw)
                 if m is None or graph is None:
+                    if graph is not None and (loc := comment_lines.get(raw)) is not None:
+                        source = self.source = loc  # a `# File:` line seen before: the backward repeats them
+                        continue
                     if graph is not None and (stripped := raw.lstrip()).startswith("# File: "):
                         # what feed() does with the usual comment (a sixth of the lines), without the call
-                        source = self.source = _source_location(stripped.rstrip()) or source
+                        if (loc := _source_location(stripped.rstrip())) is not None:
+                            _remember(comment_lines, raw, loc)
+                        source = self.source = loc or source
                         continue
                     self.feed(lineno, raw)
                     source = self.source
                     if self.graph is not None and self.graph != graph:
                         graph = self.graph
                         known = self.known.setdefault(graph, {})
-                        known_keys = known.keys()  # a live view: names added later are in it
+                        contains = known.__contains__
                         into = self.nodes if graph == "" else self.sub_nodes
                     continue
-                parts = _node_parts(m, findall, ascii_text)
-                if len(seen) >= _SEEN_LINES_MAX:  # bounded: the lines of the last graphs read are kept
-                    seen.clear()
-                seen[raw] = parts
-            name, target, dtype, shape, stride, arg_text, refs, needed, args, key, constants = parts
-            if not known_keys >= needed:  # a name there not known here: the node names kept, and their constants
-                args = tuple(dict.fromkeys(filter(known.__contains__, refs)))
-                key, constants = _constants_field(arg_text, args)
-            node = new(FxNode)  # deferred(FxNode, ...) without the call; one dict of 11, not 10 then 11
-            set_dict(node, "__dict__", {
-                "name": name, "op": "call_function", "target": target, "dtype": dtype, "shape": shape,
-                "stride": stride, "args": args, "source": source, "line": lineno, "subgraph": graph, key: constants,
-            })
+                parts = _remember(seen, raw, _node_parts(m, findall, ascii_text, contains))
+            name, target, dtype, shape, stride, args, _, key, constants = parts
+            # deferred(FxNode, ...) without the call, its dict a copy of a node's own dict (see _node_dict)
+            d = _CALL_DICT_COPY() if key == "constants" else _FILL_DICT_COPY()
+            d["name"] = name
+            d["target"] = target
+            d["dtype"] = dtype
+            d["shape"] = shape
+            d["stride"] = stride
+            d["args"] = args
+            d["source"] = source
+            d["line"] = lineno
+            d["subgraph"] = graph
+            d[key] = constants
+            node = new(FxNode)
+            set_dict(node, "__dict__", d)
             into.append(node)
             known[name] = None
 
@@ -201,11 +213,15 @@ class _State:
             if not name or name.startswith("*"):
                 continue
             dtype, shape, stride = _annotation(ann)
+            d = _PLACEHOLDER_DICT_COPY()  # see _node_dict
+            d["name"] = name
+            d["dtype"] = dtype
+            d["shape"] = shape
+            d["stride"] = stride
+            d["line"] = lineno
+            d["subgraph"] = graph
             node = new(FxNode)
-            set_dict(node, "__dict__", {
-                "name": name, "op": "placeholder", "target": "", "dtype": dtype, "shape": shape, "stride": stride,
-                "args": (), "constants": (), "source": None, "line": lineno, "subgraph": graph,
-            })
+            set_dict(node, "__dict__", d)
             into.append(node)
             known[name] = None
         if graph == "":
@@ -274,20 +290,62 @@ class _State:
 # one process (one job a graph), so the second reads 4 lines in 5 from here. Emptied when full.
 _SEEN_LINES: dict[str, tuple] = {}
 _SEEN_LINES_MAX = 1 << 14
+# `# File:` lines read before, each with its SourceLocation: a backward graph repeats each one per layer.
+_COMMENT_LINES: dict[str, SourceLocation] = {}
+# A node's target, by its callee as written: the same few dozen targets, one string each.
+_TARGETS: dict[str, str] = {}
 
 
-def _node_parts(m: re.Match, findall, ascii_text: bool) -> tuple:
-    """Return what a NODE_FAST match tells: (name, target, dtype, shape, stride, argument text, the
-    identifiers REF finds in it, those as a set, then the node's args and its constants field as
-    `_constants_field` gives them where all those identifiers name known nodes, the usual case).
-    `findall` is REF's (or its ASCII twin's, for an ASCII text)."""
+def _remember(memo: dict, key: str, value):
+    """memo[key] = value, the memo emptied first when full (bounded: the lines of the last graphs
+    read are kept); returns value."""
+    if len(memo) >= _SEEN_LINES_MAX:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
+def _node_dict(*fields: tuple[str, object]) -> dict:
+    """Return the attribute dict of an FxNode whose attributes are set one by one in `fields`' order.
+
+    Its copies are what the parser makes each node's dict from: an attribute dict shares its keys
+    with the class's other instances and holds the values alone (a third of the memory of a dict
+    built from a literal, whose pages a fresh process pays for), and a copy keeps the order set here,
+    the order of the node's fields in its __dict__ as before (pickles are the same).
+    """
+    node = object.__new__(FxNode)
+    for name, value in fields:
+        object.__setattr__(node, name, value)
+    return node.__dict__
+
+
+_FIELDS = (("name", ""), ("op", "call_function"), ("target", ""), ("dtype", None), ("shape", None),
+           ("stride", None), ("args", ()))
+_WHERE = (("source", None), ("line", 0), ("subgraph", ""))
+_CALL_DICT_COPY = _node_dict(*_FIELDS, *_WHERE, ("constants", ())).copy
+_FILL_DICT_COPY = _node_dict(*_FIELDS, *_WHERE, ("_fill", None)).copy
+_PLACEHOLDER_DICT_COPY = _node_dict(
+    ("name", ""), ("op", "placeholder"), ("target", ""), ("dtype", None), ("shape", None), ("stride", None),
+    ("args", ()), ("constants", ()), *_WHERE).copy
+_NO_ANNOTATION = (None, None, None)
+
+
+def _node_parts(m: re.Match, findall, ascii_text: bool, contains) -> tuple:
+    """Return what a NODE_FAST match tells, read where `contains` tells the names known before it:
+    (name, target, dtype, shape, stride, args, the other identifiers in its argument text (`True`),
+    then its constants field as `_constants_field` gives it). `findall` is REF's (or its ASCII twin's,
+    for an ASCII text)."""
     name, ann, bare, callee, arg_text, parent, index = m.groups()
     if callee is not None:  # the groups end with the closing bracket: see NODE_FAST
-        target, arg_text = callee[10:] if callee.startswith("torch.ops.") else callee, arg_text[:-1]
+        target = _TARGETS.get(callee)
+        if target is None:
+            target = _remember(_TARGETS, callee, callee[10:] if callee.startswith("torch.ops.") else callee)
+        arg_text = arg_text[:-1]
     else:
         target, arg_text = "operator.getitem", f"{parent}, {index[:-1]}"
     ann = ann or bare
-    dtype, shape, stride = _annotation(ann) if ann else (None, None, None)
+    ann_parts = _ANNOTATIONS.get(ann) if ann else _NO_ANNOTATION
+    dtype, shape, stride = ann_parts if ann_parts is not None else _annotation(ann)
     # REF.findall(arg_text) without REF where the text is ASCII and each top-level ", " piece is a
     # bare name or holds no letter or `_` (`mul(a, 2)`, `view(x, [8, 64])`): there a bare piece is
     # one identifier with no `.`, quote or `=` beside it, and a piece without a letter or `_` holds none.
@@ -302,9 +360,12 @@ def _node_parts(m: re.Match, findall, ascii_text: bool) -> tuple:
                 break
     if refs is None:
         refs = findall(arg_text)
-    args = tuple(dict.fromkeys(refs))
-    return (name, target, dtype, shape, stride, arg_text, refs, frozenset(args), args,
-            *_constants_field(arg_text, args))
+    args = tuple(dict.fromkeys(refs)) if len(refs) > 1 else tuple(refs)
+    others = ()
+    if not all(map(contains, args)):  # an identifier that names no node known here (`True`)
+        others = tuple([a for a in args if not contains(a)])
+        args = tuple([a for a in args if contains(a)])
+    return (name, target, dtype, shape, stride, args, others, *_constants_field(arg_text, args))
 
 
 def _constants_field(arg_text: str, args: tuple[str, ...]) -> tuple[str, object]:
@@ -342,9 +403,16 @@ def _classify(expr: str) -> tuple[str, str, str]:
     return "call_function", "expr", expr
 
 
-@lru_cache(maxsize=4096)
+# An annotation's reading, by its text: a graph holds a few hundred different ones. A dict, not
+# lru_cache: _node_parts looks each node's up itself, without a call.
+_ANNOTATIONS: dict[str, tuple] = {}
+
+
 def _annotation(ann: str) -> tuple[str | None, tuple[str, ...] | None, tuple[str, ...] | None]:
-    return parse_annotation(ann)
+    got = _ANNOTATIONS.get(ann)
+    if got is None:
+        got = _remember(_ANNOTATIONS, ann, parse_annotation(ann))
+    return got
 
 
 def _constants(field: str, arg_text: str, args: tuple[str, ...]) -> dict:
