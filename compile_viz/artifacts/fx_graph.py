@@ -129,7 +129,10 @@ class _State:
                         contains, known_get = known.__contains__, known.get
                         into = self.nodes if graph == "" else self.sub_nodes
                     continue
-                parts = _remember(seen, raw, _node_parts(m, findall, ascii_text, known_get))
+                parts = _node_parts(m, findall, ascii_text, known_get)
+                if len(seen) >= _SEEN_LINES_MAX:  # bounded: the lines of the last graphs read are kept
+                    seen.clear()
+                seen[raw] = parts
             name, target, dtype, shape, stride, args, _, key, constants = parts
             # deferred(FxNode, ...) without the call, each field stored into the node's own attribute
             # dict, not set as a dict built from a literal: an attribute dict shares its keys with the
@@ -306,6 +309,9 @@ _SEEN_LINES_MAX = 1 << 14
 _COMMENT_LINES: dict[str, SourceLocation] = {}
 # A node's target, by its callee as written: the same few dozen targets, one string each.
 _TARGETS: dict[str, str] = {}
+# The text after a node's first argument, with the constants it holds where it holds no letter or `_`
+# (`[8, 64], 1`), else False: a few dozen tails recur.
+_TAILS: dict[str, tuple[str, ...] | bool] = {}
 
 
 def _remember(memo: dict, key: str, value):
@@ -336,6 +342,22 @@ def _node_parts(m: re.Match, findall, ascii_text: bool, known_get) -> tuple:
     ann = ann or bare
     ann_parts = _ANNOTATIONS.get(ann) if ann else _NO_ANNOTATION
     dtype, shape, stride = ann_parts if ann_parts is not None else _annotation(ann)
+    if ascii_text:
+        # the usual arguments (gpt2_deep: 9 nodes in 10), `f(a, b)` and `f(a, <no letter or _>)` with
+        # a and b known here, read without the pieces below: what they find there (see _constants_field)
+        first, _, rest = arg_text.partition(", ")
+        a = known_get(first)
+        if a is not None and first.isidentifier():
+            if rest.isidentifier():
+                b = known_get(rest)
+                if b is not None and b != a:
+                    return (name, target, dtype, shape, stride, (a, b), (), "constants", ())
+            else:
+                constants = _TAILS.get(rest)
+                if constants is None:
+                    constants = _remember(_TAILS, rest, False if rest.lstrip(_NOT_NAME_START) else _split_constants(rest))
+                if constants is not False:
+                    return (name, target, dtype, shape, stride, (a,), (), "constants", constants)
     # REF.findall(arg_text) without REF where the text is ASCII and each top-level ", " piece is a
     # bare name or holds no letter or `_` (`mul(a, 2)`, `view(x, [8, 64])`): there a bare piece is
     # one identifier with no `.`, quote or `=` beside it, and a piece without a letter or `_` holds none.
