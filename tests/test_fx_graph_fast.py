@@ -59,6 +59,21 @@ def test_fast_node_patterns_match_what_node_line_matches():
     assert checked > 1000
 
 
+@pytest.mark.parametrize("line", [
+    '    a = f(b);  b = None', '    a = f(b);  b = c = None', '    a = f(b);  None = None', '    a = f(b);  b = None = None',
+    '    a = f(b);  b = None;  c = None', '    a = f(b);  = None', '    a = f(b);  b  = None', '    a = f(b);  b = Nonex',
+    '    a = f(b) ;  b = None', '    a = f(b);  b = None ', '    a: "f32[4]" = f(b)', '    a: f32[4] = f(b)',
+    '    a: f32[4][1] = f(b)', '    a: f32[4][1][2] = f(b)', '    a: Sym(s0) = f(b)', '    a: "" = f(b)', '    a:  = f(b)',
+    '    a: f32[4]x = f(b)', '    a: "x" = b[0]', '    a = b[0];  b = None', '\ta = f(b)', '  \t a = f(x, (1, 2))',
+    '    return = f(b)', '    returned = f(b)', '    class x = f(b)', '    a = f(b); b = None', '    a = f(b)(c)',
+])
+def test_ascii_node_pattern_corners(line):
+    fast, slow = fx_graph.NODE_FAST_ASCII.match(line), fx_graph.NODE_LINE.match(line)
+    assert (fast is None) == (slow is None)
+    if fast is not None:
+        assert fast.groups() == fx_graph.NODE_FAST.match(line).groups()
+
+
 def test_ascii_ref_finds_what_ref_finds():
     rnd = random.Random(3)
     pieces = ["x", "view_1", "_a", "1e-05", "[8, 64]", "a.b", "'s'", '"t"', "k = v", "k=v", "a == b", "f(x)",
