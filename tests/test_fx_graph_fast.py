@@ -100,3 +100,17 @@ def test_memo_of_lines_read_gives_the_fresh_reading(monkeypatch):
     monkeypatch.setattr(fx_graph, "_SEEN_LINES_MAX", 1)
     for text in texts:
         assert plain(fx_graph.parse_fx_graph(text, path="g.py")) == plain(fx_graph.parse_fx_graph(text, path="g.py"))
+
+
+def test_ascii_param_patterns_read_what_param_reads():
+    rnd = random.Random(5)
+    parts = ["a", "b_1", ': "f32[2, 3]"', ", ", ":", '"', "\\", " ", "x", ': ""', ",", "=", "*"]
+    shaped = 0
+    for _ in range(20000):
+        text = "".join(rnd.choice(parts) for _ in range(rnd.randrange(1, 9)))
+        shape = fx_graph.PARAMS_SHAPE.fullmatch(text) is not None
+        assert (fx_graph.PARAMS_SHAPE_ASCII.fullmatch(text) is not None) == shape, text
+        if shape:
+            shaped += 1
+            assert fx_graph.PARAM_AFTER_COMMA_ASCII.findall(", " + text) == fx_graph.PARAM.findall(text), text
+    assert shaped > 500

@@ -65,6 +65,10 @@ NODE_FAST_ASCII = re.compile(
     rf"(?:([0-9A-Za-z_.]+)\((.*\))|({_W}+)\[(.+\]))(?:;  (?:{_W}++ = )++None|)$",
     re.ASCII,
 )
+# PARAMS_SHAPE and PARAM for an ASCII signature, in the manner of NODE_FAST_ASCII; each param of a
+# text of that shape follows ", ", so that with ", " put in front each match starts where the last ended.
+PARAMS_SHAPE_ASCII = re.compile(rf'{_W}++(?:: "[^"\\]*+"|)(?:, {_W}++(?:: "[^"\\]*+"|))*+', re.ASCII)
+PARAM_AFTER_COMMA_ASCII = re.compile(rf', ({_W}++)(?:: "([^"\\]*+)"|)', re.ASCII)
 REF_ASCII = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?!\w|[\t-\r\x1c-\x1f ]*=(?!=))", re.ASCII)
 # the characters that cannot start an identifier: a piece made of them holds no node name
 _NOT_NAME_START = "".join(chr(c) for c in range(128) if not (chr(c).isalpha() or chr(c) == "_"))
@@ -218,7 +222,9 @@ class _State:
             self.subgraphs.append(self.graph)
         self.source = None
         params = m.group(2)
-        if PARAMS_SHAPE.fullmatch(params):  # `name: "ann"` pieces with no quote or backslash inside
+        if params.isascii() and PARAMS_SHAPE_ASCII.fullmatch(params):  # a backward's inputs: a thousand
+            pieces = PARAM_AFTER_COMMA_ASCII.findall(", " + params)
+        elif PARAMS_SHAPE.fullmatch(params):  # `name: "ann"` pieces with no quote or backslash inside
             pieces = PARAM.findall(params)
         else:
             pieces = []
