@@ -59,6 +59,21 @@ def test_fast_node_patterns_match_what_node_line_matches():
     assert checked > 1000
 
 
+@pytest.mark.parametrize("line", [
+    '    a = f(b);  b = None', '    a = f(b);  b = c = None', '    a = f(b);  None = None', '    a = f(b);  b = None = None',
+    '    a = f(b);  b = None;  c = None', '    a = f(b);  = None', '    a = f(b);  b  = None', '    a = f(b);  b = Nonex',
+    '    a = f(b) ;  b = None', '    a = f(b);  b = None ', '    a: "f32[4]" = f(b)', '    a: f32[4] = f(b)',
+    '    a: f32[4][1] = f(b)', '    a: f32[4][1][2] = f(b)', '    a: Sym(s0) = f(b)', '    a: "" = f(b)', '    a:  = f(b)',
+    '    a: f32[4]x = f(b)', '    a: "x" = b[0]', '    a = b[0];  b = None', '\ta = f(b)', '  \t a = f(x, (1, 2))',
+    '    return = f(b)', '    returned = f(b)', '    class x = f(b)', '    a = f(b); b = None', '    a = f(b)(c)',
+])
+def test_ascii_node_pattern_corners(line):
+    fast, slow = fx_graph.NODE_FAST_ASCII.match(line), fx_graph.NODE_LINE.match(line)
+    assert (fast is None) == (slow is None)
+    if fast is not None:
+        assert fast.groups() == fx_graph.NODE_FAST.match(line).groups()
+
+
 def test_ascii_ref_finds_what_ref_finds():
     rnd = random.Random(3)
     pieces = ["x", "view_1", "_a", "1e-05", "[8, 64]", "a.b", "'s'", '"t"', "k = v", "k=v", "a == b", "f(x)",
@@ -85,3 +100,17 @@ def test_memo_of_lines_read_gives_the_fresh_reading(monkeypatch):
     monkeypatch.setattr(fx_graph, "_SEEN_LINES_MAX", 1)
     for text in texts:
         assert plain(fx_graph.parse_fx_graph(text, path="g.py")) == plain(fx_graph.parse_fx_graph(text, path="g.py"))
+
+
+def test_ascii_param_patterns_read_what_param_reads():
+    rnd = random.Random(5)
+    parts = ["a", "b_1", ': "f32[2, 3]"', ", ", ":", '"', "\\", " ", "x", ': ""', ",", "=", "*"]
+    shaped = 0
+    for _ in range(20000):
+        text = "".join(rnd.choice(parts) for _ in range(rnd.randrange(1, 9)))
+        shape = fx_graph.PARAMS_SHAPE.fullmatch(text) is not None
+        assert (fx_graph.PARAMS_SHAPE_ASCII.fullmatch(text) is not None) == shape, text
+        if shape:
+            shaped += 1
+            assert fx_graph.PARAM_AFTER_COMMA_ASCII.findall(", " + text) == fx_graph.PARAM.findall(text), text
+    assert shaped > 500

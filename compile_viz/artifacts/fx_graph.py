@@ -52,7 +52,23 @@ NODE_FAST = re.compile(
 )
 # The ASCII twins of NODE_FAST and text.REF, for ASCII texts: there `\w` matches what it matches
 # without re.ASCII, and `\s` is spelled out (Unicode counts \x1c-\x1f as space, re.ASCII does not).
-NODE_FAST_ASCII = re.compile(NODE_FAST.pattern, re.ASCII)
+# NODE_FAST_ASCII reads the same lines as NODE_FAST with a quarter less work per line: `\w`
+# spelled as ranges (a set is tested against a bitmap, where `\w` runs the whole matcher per
+# character); each optional group an alternative with an empty last branch (`(?:x|)` for `(?:x)?`,
+# which a repeat with its own bookkeeping reads); possessive repeats (`++`) where giving back cannot
+# help: indentation and the name end before a character they cannot hold, and the units of the
+# cleanup tail (`x = y = ` before `None`) cannot end where `None` ends the line.
+_W = "[0-9A-Za-z_]"
+NODE_FAST_ASCII = re.compile(
+    rf"[ \t]++(?!return|class )({_W}++)"
+    rf'(?:: "([^"]*)"|: ({_W}+\[[^\]=]*\](?:\[[^\]=]*\]|)|Sym\([^)=]*\))|) = '
+    rf"(?:([0-9A-Za-z_.]+)\((.*\))|({_W}+)\[(.+\]))(?:;  (?:{_W}++ = )++None|)$",
+    re.ASCII,
+)
+# PARAMS_SHAPE and PARAM for an ASCII signature, in the manner of NODE_FAST_ASCII; each param of a
+# text of that shape follows ", ", so that with ", " put in front each match starts where the last ended.
+PARAMS_SHAPE_ASCII = re.compile(rf'{_W}++(?:: "[^"\\]*+"|)(?:, {_W}++(?:: "[^"\\]*+"|))*+', re.ASCII)
+PARAM_AFTER_COMMA_ASCII = re.compile(rf', ({_W}++)(?:: "([^"\\]*+)"|)', re.ASCII)
 REF_ASCII = re.compile(r"(?<![\w.'\"])[A-Za-z_]\w*(?!\w|[\t-\r\x1c-\x1f ]*=(?!=))", re.ASCII)
 # the characters that cannot start an identifier: a piece made of them holds no node name
 _NOT_NAME_START = "".join(chr(c) for c in range(128) if not (chr(c).isalpha() or chr(c) == "_"))
@@ -77,7 +93,8 @@ class _State:
         self.class_name = ""
         self.classes: list[tuple[int, str]] = []  # (indent, name) stack
         self.graph: str | None = None  # None until the first forward
-        self.known: dict[str, dict[str, None]] = {}  # graph -> names defined so far
+        # graph -> names defined so far, each mapped to itself: a node's args are those strings, not copies
+        self.known: dict[str, dict[str, str]] = {}
         self.nodes: list[FxNode] = []
         self.sub_nodes: list[FxNode] = []
         self.subgraphs: list[str] = []
@@ -93,43 +110,62 @@ class _State:
         ascii_text = text.isascii()
         match = (NODE_FAST_ASCII if ascii_text else NODE_FAST).match
         findall = (REF_ASCII if ascii_text else REF).findall
-        seen = _SEEN_LINES
-        graph = known = known_keys = into = source = None  # self.graph, its known names and node list, self.source
-        new, set_dict = object.__new__, object.__setattr__
+        seen, comment_lines = _SEEN_LINES, _COMMENT_LINES
+        # self.graph, its known names (and their lookups), its node list, self.source
+        graph = known = contains = known_get = into = source = None
+        new = object.__new__
         for lineno, raw in enumerate(_lines(text), 1):
             if not raw:  # a third of the lines that are not nodes; feed() passes them over too
                 continue
             parts = seen.get(raw) if graph is not None else None
+            # a line read before stands for the same node where the names it uses are known here
+            # and the identifiers it holds that are not nodes (`True`) are not: its args are then the same
+            if parts is not None and (not all(map(contains, parts[5])) or parts[6] and any(map(contains, parts[6]))):
+                parts = None
             if parts is None:
+                if graph is not None and (loc := comment_lines.get(raw)) is not None:
+                    source = self.source = loc  # a `# File:` line seen before: the backward repeats them
+                    continue
                 m = match(raw)
                 if m is None or graph is None:
                     if graph is not None and (stripped := raw.lstrip()).startswith("# File: "):
                         # what feed() does with the usual comment (a sixth of the lines), without the call
-                        source = self.source = _source_location(stripped.rstrip()) or source
+                        if (loc := _source_location(stripped.rstrip())) is not None:
+                            _remember(comment_lines, raw, loc)
+                        source = self.source = loc or source
                         continue
                     self.feed(lineno, raw)
                     source = self.source
                     if self.graph is not None and self.graph != graph:
                         graph = self.graph
                         known = self.known.setdefault(graph, {})
-                        known_keys = known.keys()  # a live view: names added later are in it
+                        contains, known_get = known.__contains__, known.get
                         into = self.nodes if graph == "" else self.sub_nodes
                     continue
-                parts = _node_parts(m, findall, ascii_text)
+                parts = _node_parts(m, findall, ascii_text, known_get)
                 if len(seen) >= _SEEN_LINES_MAX:  # bounded: the lines of the last graphs read are kept
                     seen.clear()
                 seen[raw] = parts
-            name, target, dtype, shape, stride, arg_text, refs, needed, args, key, constants = parts
-            if not known_keys >= needed:  # a name there not known here: the node names kept, and their constants
-                args = tuple(dict.fromkeys(filter(known.__contains__, refs)))
-                key, constants = _constants_field(arg_text, args)
-            node = new(FxNode)  # deferred(FxNode, ...) without the call; one dict of 11, not 10 then 11
-            set_dict(node, "__dict__", {
-                "name": name, "op": "call_function", "target": target, "dtype": dtype, "shape": shape,
-                "stride": stride, "args": args, "source": source, "line": lineno, "subgraph": graph, key: constants,
-            })
+            name, target, dtype, shape, stride, args, _, key, constants = parts
+            # deferred(FxNode, ...) without the call, each field stored into the node's own attribute
+            # dict, not set as a dict built from a literal: an attribute dict shares its keys with the
+            # class's other instances and holds the values alone, well under half the memory (whose
+            # pages a fresh process pays for), and its fields keep the order they are stored in
+            node = new(FxNode)
+            d = node.__dict__
+            d["name"] = name
+            d["op"] = "call_function"
+            d["target"] = target
+            d["dtype"] = dtype
+            d["shape"] = shape
+            d["stride"] = stride
+            d["args"] = args
+            d["source"] = source
+            d["line"] = lineno
+            d["subgraph"] = graph
+            d[key] = constants
             into.append(node)
-            known[name] = None
+            known[name] = name
 
     def feed(self, lineno: int, raw: str) -> None:
         stripped = raw.strip()
@@ -186,7 +222,9 @@ class _State:
             self.subgraphs.append(self.graph)
         self.source = None
         params = m.group(2)
-        if PARAMS_SHAPE.fullmatch(params):  # `name: "ann"` pieces with no quote or backslash inside
+        if params.isascii() and PARAMS_SHAPE_ASCII.fullmatch(params):  # a backward's inputs: a thousand
+            pieces = PARAM_AFTER_COMMA_ASCII.findall(", " + params)
+        elif PARAMS_SHAPE.fullmatch(params):  # `name: "ann"` pieces with no quote or backslash inside
             pieces = PARAM.findall(params)
         else:
             pieces = []
@@ -196,18 +234,26 @@ class _State:
         # what _add(_fx_node(...)) does, inline: a graph's inputs are a fifth of its nodes
         graph = self.graph
         into, known = self.nodes if graph == "" else self.sub_nodes, self.known.setdefault(graph, {})
-        new, set_dict = object.__new__, object.__setattr__
+        new, annotations = object.__new__, _ANNOTATIONS
         for name, ann in pieces:
             if not name or name.startswith("*"):
                 continue
-            dtype, shape, stride = _annotation(ann)
+            dtype, shape, stride = annotations.get(ann) or _annotation(ann)
             node = new(FxNode)
-            set_dict(node, "__dict__", {
-                "name": name, "op": "placeholder", "target": "", "dtype": dtype, "shape": shape, "stride": stride,
-                "args": (), "constants": (), "source": None, "line": lineno, "subgraph": graph,
-            })
+            d = node.__dict__  # as in run(), in the order of FxNode's fields
+            d["name"] = name
+            d["op"] = "placeholder"
+            d["target"] = ""
+            d["dtype"] = dtype
+            d["shape"] = shape
+            d["stride"] = stride
+            d["args"] = ()
+            d["constants"] = ()
+            d["source"] = None
+            d["line"] = lineno
+            d["subgraph"] = graph
             into.append(node)
-            known[name] = None
+            known[name] = name
         if graph == "":
             self.inputs.extend([name for name, _ in pieces if name and not name.startswith("*")])
 
@@ -250,7 +296,7 @@ class _State:
     def _add(self, node: FxNode, register: bool = True) -> None:
         (self.nodes if node.subgraph == "" else self.sub_nodes).append(node)
         if register:
-            self.known.setdefault(node.subgraph, {})[node.name] = None
+            self.known.setdefault(node.subgraph, {})[node.name] = node.name
 
     def finish(self) -> FxGraph:
         if self.graph is None:
@@ -274,20 +320,59 @@ class _State:
 # one process (one job a graph), so the second reads 4 lines in 5 from here. Emptied when full.
 _SEEN_LINES: dict[str, tuple] = {}
 _SEEN_LINES_MAX = 1 << 14
+# `# File:` lines read before, each with its SourceLocation: a backward graph repeats each one per layer.
+_COMMENT_LINES: dict[str, SourceLocation] = {}
+# A node's target, by its callee as written: the same few dozen targets, one string each.
+_TARGETS: dict[str, str] = {}
+# The text after a node's first argument, with the constants it holds where it holds no letter or `_`
+# (`[8, 64], 1`), else False: a few dozen tails recur.
+_TAILS: dict[str, tuple[str, ...] | bool] = {}
 
 
-def _node_parts(m: re.Match, findall, ascii_text: bool) -> tuple:
-    """Return what a NODE_FAST match tells: (name, target, dtype, shape, stride, argument text, the
-    identifiers REF finds in it, those as a set, then the node's args and its constants field as
-    `_constants_field` gives them where all those identifiers name known nodes, the usual case).
-    `findall` is REF's (or its ASCII twin's, for an ASCII text)."""
+def _remember(memo: dict, key: str, value):
+    """memo[key] = value, the memo emptied first when full (bounded as _SEEN_LINES: what the last
+    graphs read hold is kept); returns value."""
+    if len(memo) >= _SEEN_LINES_MAX:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
+_NO_ANNOTATION = (None, None, None)
+
+
+def _node_parts(m: re.Match, findall, ascii_text: bool, known_get) -> tuple:
+    """Return what a NODE_FAST match tells, read where `known_get` gives the names known before it:
+    (name, target, dtype, shape, stride, args, the other identifiers in its argument text (`True`),
+    then its constants field as `_constants_field` gives it). `findall` is REF's (or its ASCII twin's,
+    for an ASCII text)."""
     name, ann, bare, callee, arg_text, parent, index = m.groups()
     if callee is not None:  # the groups end with the closing bracket: see NODE_FAST
-        target, arg_text = callee[10:] if callee.startswith("torch.ops.") else callee, arg_text[:-1]
+        target = _TARGETS.get(callee)
+        if target is None:
+            target = _remember(_TARGETS, callee, callee[10:] if callee.startswith("torch.ops.") else callee)
+        arg_text = arg_text[:-1]
     else:
         target, arg_text = "operator.getitem", f"{parent}, {index[:-1]}"
     ann = ann or bare
-    dtype, shape, stride = _annotation(ann) if ann else (None, None, None)
+    ann_parts = _ANNOTATIONS.get(ann) if ann else _NO_ANNOTATION
+    dtype, shape, stride = ann_parts if ann_parts is not None else _annotation(ann)
+    if ascii_text:
+        # the usual arguments (gpt2_deep: 9 nodes in 10), `f(a, b)` and `f(a, <no letter or _>)` with
+        # a and b known here, read without the pieces below: what they find there (see _constants_field)
+        first, _, rest = arg_text.partition(", ")
+        a = known_get(first)
+        if a is not None and first.isidentifier():
+            if rest.isidentifier():
+                b = known_get(rest)
+                if b is not None and b != a:
+                    return (name, target, dtype, shape, stride, (a, b), (), "constants", ())
+            else:
+                constants = _TAILS.get(rest)
+                if constants is None:
+                    constants = _remember(_TAILS, rest, False if rest.lstrip(_NOT_NAME_START) else _split_constants(rest))
+                if constants is not False:
+                    return (name, target, dtype, shape, stride, (a,), (), "constants", constants)
     # REF.findall(arg_text) without REF where the text is ASCII and each top-level ", " piece is a
     # bare name or holds no letter or `_` (`mul(a, 2)`, `view(x, [8, 64])`): there a bare piece is
     # one identifier with no `.`, quote or `=` beside it, and a piece without a letter or `_` holds none.
@@ -302,9 +387,14 @@ def _node_parts(m: re.Match, findall, ascii_text: bool) -> tuple:
                 break
     if refs is None:
         refs = findall(arg_text)
-    args = tuple(dict.fromkeys(refs))
-    return (name, target, dtype, shape, stride, arg_text, refs, frozenset(args), args,
-            *_constants_field(arg_text, args))
+    refs = dict.fromkeys(refs) if len(refs) > 1 else refs
+    # the known names' own strings, so that the pieces of arg_text found here are let go
+    args = tuple(map(known_get, refs))
+    others = ()
+    if not all(args):  # an identifier that names no node known here (`True`)
+        others = tuple([r for r, a in zip(refs, args, strict=True) if a is None])
+        args = tuple([a for a in args if a is not None])
+    return (name, target, dtype, shape, stride, args, others, *_constants_field(arg_text, args))
 
 
 def _constants_field(arg_text: str, args: tuple[str, ...]) -> tuple[str, object]:
@@ -342,9 +432,16 @@ def _classify(expr: str) -> tuple[str, str, str]:
     return "call_function", "expr", expr
 
 
-@lru_cache(maxsize=4096)
+# An annotation's reading, by its text: a graph holds a few hundred different ones. A dict, not
+# lru_cache: _node_parts looks each node's up itself, without a call.
+_ANNOTATIONS: dict[str, tuple] = {}
+
+
 def _annotation(ann: str) -> tuple[str | None, tuple[str, ...] | None, tuple[str, ...] | None]:
-    return parse_annotation(ann)
+    got = _ANNOTATIONS.get(ann)
+    if got is None:
+        got = _remember(_ANNOTATIONS, ann, parse_annotation(ann))
+    return got
 
 
 def _constants(field: str, arg_text: str, args: tuple[str, ...]) -> dict:
