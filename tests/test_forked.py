@@ -153,51 +153,51 @@ def test_a_child_that_is_done_is_reaped_after_the_results_are_out():
     assert proc.stdout.strip() == "no child left", proc.stderr
 
 
+SCRIPT_SPLIT = """
+import time
+from compile_viz.cli.forked import Split, run_shared
+
+def child(job, claim):
+    if job == "slow":
+        time.sleep(0.5)  # this process is done with its share long before
+    return (job, "whole") if claim.take() else (job, "left")
+
+split = Split(lambda job: True, child, lambda job: f"tail of {job}",
+              lambda job, result, tail: (result[0], f"{result[1]}, {tail}"))
+jobs = ["mine", "slow"]
+print(list(run_shared(lambda job: (job, "here"), jobs, [1, 2], 2, split=split)))
+
+def late(job):  # this process's own share outlasts the child's: the child keeps its tail
+    time.sleep(0.5)
+    return job, "here"
+
+print(list(run_shared(late, jobs, [1, 2], 2, split=split._replace(
+    child=lambda job, claim: (job, "whole") if claim.take() else (job, "left")))))
+
+def prepare(job):
+    if job == "broken":
+        raise ValueError(job)
+    return None if job == "none" else {"for": job}
+
+given = Split(lambda job: job != "mine", lambda job, claim: (job, claim.given()), lambda job: None,
+              lambda job, result, tail: result, prepare)
+print(list(run_shared(lambda job: (job, "here"), ["mine", "a", "none", "broken"], [1, 5, 5, 5], 4, split=given)))
+"""
+
+
 @needs_fork
 def test_a_childs_tail_is_done_by_whichever_process_takes_it_first():
     """Split: this process, its own share done, takes the tails the children have not taken yet and
-    joins them to their results; a child that took its tail back first gives its result whole."""
-    import time
-
-    from compile_viz.cli.forked import Split
-
-    def child(job, claim):
-        if job == "slow":
-            time.sleep(0.5)  # this process is done with its share long before
-        return (job, "whole") if claim.take() else (job, "left")
-
-    split = Split(lambda job: True, child, lambda job: f"tail of {job}",
-                  lambda job, result, tail: (result[0], f"{result[1]}, {tail}"))
-    jobs = ["mine", "slow"]
-    assert list(run_shared(lambda job: (job, "here"), jobs, [1, 2], 2, split=split)) == [
-        ("mine", "here"), ("slow", "left, tail of slow")]
-
-    def late(job):  # this process's own share outlasts the child's: the child keeps its tail
-        time.sleep(0.5)
-        return job, "here"
-
-    assert list(run_shared(late, jobs, [1, 2], 2, split=split._replace(
-        child=lambda job, claim: (job, "whole") if claim.take() else (job, "left")))) == [
-        ("mine", "here"), ("slow", "whole")]
-
-
-@needs_fork
-def test_what_this_process_prepares_for_a_child_is_given_to_it():
-    """Split.prepare: made here first, for each child job that has a tail, and handed over (pickled)
-    when the child asks; a job it could not be made for (None, or it raised) is given None, and the
-    child does that work itself."""
-    from compile_viz.cli.forked import Split
-
-    def prepare(job):
-        if job == "broken":
-            raise ValueError(job)
-        return None if job == "none" else {"for": job}
-
-    split = Split(lambda job: job != "mine", lambda job, claim: (job, claim.given()), lambda job: None,
-                  lambda job, result, tail: result, prepare)
-    jobs = ["mine", "a", "none", "broken"]
-    assert list(run_shared(lambda job: (job, "here"), jobs, [1, 5, 5, 5], 4, split=split)) == [
-        ("mine", "here"), ("a", {"for": "a"}), ("none", None), ("broken", None)]
+    joins them to their results; a child that took its tail back first gives its result whole.
+    What this process prepares for a child (Split.prepare) is given to it when it asks; a job it
+    could not be made for (None, or it raised) is given None, and the child does that work itself.
+    (In a fresh interpreter: this one may hold threads, and then forks nothing.)"""
+    proc = subprocess.run([sys.executable, "-c", SCRIPT_SPLIT], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.splitlines() == [
+        "[('mine', 'here'), ('slow', 'left, tail of slow')]",
+        "[('mine', 'here'), ('slow', 'whole')]",
+        "[('mine', 'here'), ('a', {'for': 'a'}), ('none', None), ('broken', None)]",
+    ], proc.stderr
 
 
 @needs_fork
