@@ -323,16 +323,22 @@ class Parts:
 
     __slots__ = ("parts",)
 
-    def __init__(self, parts: list[str]) -> None:
+    def __init__(self, parts: list) -> None:
+        # strs, or their UTF-8 bytes already (parse_json.graph_parts(encoded=True): a section's
+        # strs encoded and freed as soon as it is made, not all held at once beside their bytes)
         self.parts = parts
 
     def __str__(self) -> str:
+        if self.parts and type(self.parts[0]) is bytes:
+            return b"".join(self.parts).decode("utf-8", "surrogatepass")
         return "".join(self.parts)
 
     def isascii(self) -> bool:
         return all(p.isascii() for p in self.parts)
 
     def encoded(self) -> list[bytes]:
+        if self.parts and type(self.parts[0]) is bytes:
+            return self.parts
         return [p.encode("utf-8", "surrogatepass") for p in self.parts]
 
     def write_to(self, out) -> None:
