@@ -227,7 +227,7 @@ def graph_text(g: GraphParse, times=None, index: GraphIndex | None = None) -> st
 
 def graph_parts(g: GraphParse, times=None, index: GraphIndex | None = None, encoded: bool = False) -> list:
     """graph_text(g, times, index) as the strs it is made of, not joined (cli/forked.Parts); with
-    `encoded`, as their UTF-8 bytes, each section's encoded as soon as it is made."""
+    `encoded`, as their ASCII bytes, each section's encoded as soon as it is made (_encode_from)."""
     from compile_viz.linking import build_index  # the linking layer is loaded for --json only
 
     # Encoding a section at once frees its strs for the next section's to reuse: encoded all at the
@@ -249,7 +249,13 @@ def graph_parts(g: GraphParse, times=None, index: GraphIndex | None = None, enco
 
 
 def _encode_from(parts: list, start: int) -> None:
-    parts[start:] = [p.encode("utf-8", "surrogatepass") for p in parts[start:]]
+    """Encode parts[start:] as ASCII, as a document's text is (the encoder escapes the rest, and a
+    str is written between quotes as it is only when it needs no escape): forked.Parts takes its
+    bytes parts for ASCII without reading them again. A section that is not is left as strs."""
+    try:
+        parts[start:] = [p.encode("ascii") for p in parts[start:]]
+    except UnicodeEncodeError:
+        pass
 
 
 def _keep(parts: list, start: int) -> None:
@@ -263,40 +269,60 @@ def _rest_text(g: GraphParse) -> str:
     four lists made for each of a 48-layer backward's 919 launches took longer than their encoding."""
     oc = g.output_code
     post = g.post_fusion
-    before = {
-        "scheduler_nodes": [
-            {"name": n.name, "type": n.node_type, "kind": n.kind, "buffers": list(n.buffer_names)}
-            for n in (g.pre_fusion.nodes if g.pre_fusion else ())
-        ],
-        "fusion_groups": [
-            {"name": f.name, "kind": f.kind, "members": list(f.members), "buffers": list(f.buffers)}
-            for f in (post.fusion_groups if post else ())
-        ],
-        "kernels": [
-            {
-                "name": k.name,
-                "backend": k.backend,
-                "kind": k.kind,
-                "heuristics": k.heuristics,
-                "kernel_path": k.kernel_path,
-                "source": k.source,
-                "line": k.line,
-                "source_nodes": list(k.comments.source_nodes),
-                "original_aten": list(k.comments.original_aten),
-                "source_to_aten": {src: list(nodes) for src, nodes in k.comments.source_to_aten},
-                "graph_fragment": list(k.comments.graph_fragment),
-            }
-            for k in (oc.kernels if oc else ())
-        ],
-    }
+    kernels = _ENCODE([
+        {
+            "name": k.name,
+            "backend": k.backend,
+            "kind": k.kind,
+            "heuristics": k.heuristics,
+            "kernel_path": k.kernel_path,
+            "source": k.source,
+            "line": k.line,
+            "source_nodes": list(k.comments.source_nodes),
+            "original_aten": list(k.comments.original_aten),
+            "source_to_aten": {src: list(nodes) for src, nodes in k.comments.source_to_aten},
+            "graph_fragment": list(k.comments.graph_fragment),
+        }
+        for k in (oc.kernels if oc else ())
+    ])
     after = {
         "warnings": [str(w) for w in g.warnings],
         "fusion_decisions": fusion_json(g.fusion_decisions),
         # ahead of time only (a JIT graph's document is as it was): the exported program's signature
         **({"exported_program": exported_json(g.exported_program)} if g.exported_program is not None else {}),
     }
-    return (_ENCODE(before)[1:-1] + ',"launches":' + _launches_text(oc.launches if oc else ()) + ","
-            + _ENCODE(after)[1:-1])
+    return "".join([
+        '"scheduler_nodes":', _scheduler_nodes_text(g.pre_fusion.nodes if g.pre_fusion else ()),
+        ',"fusion_groups":', _fusion_groups_text(post.fusion_groups if post else ()),
+        ',"kernels":', kernels, ',"launches":', _launches_text(oc.launches if oc else ()), ",",
+        _ENCODE(after)[1:-1]])
+
+
+# Scheduler nodes and fusion groups are written by hand too: the encoder took ~1.2 us for each of a
+# 48-layer backward's 1,451 scheduler nodes (the dict and list made for each, then its many small
+# strs gathered and joined), against ~0.4 us here. Each str goes through the encoder's escape, so
+# the text is the encoder's whatever the names; tests/test_parse_cli.py checks it against it.
+def _scheduler_nodes_text(nodes) -> str:
+    """The JSON list of pre-fusion scheduler nodes, each {"name", "type", "kind", "buffers"}."""
+    return "[" + ",".join([
+        f'{{"name":{_str(n.name)},"type":{_str(n.node_type)},"kind":{_str(n.kind)},"buffers":{_strs(n.buffer_names)}}}'
+        for n in nodes]) + "]"
+
+
+def _fusion_groups_text(groups) -> str:
+    """The JSON list of post-fusion scheduler nodes, each {"name", "kind", "members", "buffers"}."""
+    return "[" + ",".join([
+        f'{{"name":{_str(f.name)},"kind":{_str(f.kind)},"members":{_strs(f.members)},"buffers":{_strs(f.buffers)}}}'
+        for f in groups]) + "]"
+
+
+def _group_links_text(groups) -> str:
+    """The JSON list of a graph's GroupLinks, each {"name", "kind", "members", "buffers",
+    "fused_away", "launches"}."""
+    return "[" + ",".join([
+        f'{{"name":{_str(g.name)},"kind":{_str(g.kind)},"members":{_strs(g.members)},"buffers":{_strs(g.buffers)},'
+        f'"fused_away":{_strs(g.fused_away)},"launches":[{",".join(map(int.__repr__, g.launches))}]}}'
+        for g in groups]) + "]"
 
 
 def _launches_text(launches) -> str:
@@ -382,19 +408,14 @@ def _links_parts(index: GraphIndex, parts: list[str], times=None) -> None:
     s = index.summary
     head = _launch_links_text(index.launches, times)
     tail = _ENCODE({
-        "fusion_groups": [
-            {"name": g.name, "kind": g.kind, "members": list(g.members), "buffers": list(g.buffers),
-             "fused_away": list(g.fused_away), "launches": list(g.launches)}
-            for g in index.groups
-        ],
         "summary": {
             "fx_ops": s.fx_ops, "post_grad_ops": s.post_grad_ops, "kernels": s.kernels, "launches": s.launches,
             "extern_calls": s.extern_calls, "fusion_groups": s.fusion_groups, "ops_per_kernel": s.ops_per_kernel,
         },
         "warnings": list(index.warnings),
     })
-    parts += ['{"launches":', head, ',"fx_nodes":{', maps[AOT], '},"post_grad_nodes":{', maps[POST_GRAD], "},",
-              tail[1:]]
+    parts += ['{"launches":', head, ',"fx_nodes":{', maps[AOT], '},"post_grad_nodes":{', maps[POST_GRAD],
+              '},"fusion_groups":', _group_links_text(index.groups), ",", tail[1:]]
 
 
 def _launch_links_text(launches, times) -> str:
