@@ -238,7 +238,15 @@ def test_a_text_in_parts_is_packed_and_written_as_the_joined_text(tmp_path):
         Parts(ascii_parts).write_to(out)  # through the file, after what the stream holds
         out.write("]")
     assert (tmp_path / "out.json").read_text() == "[" + "".join(ascii_parts) + "]"
-    for text in (Parts(parts), Parts(ascii_parts)):
+    # ASCII parts already encoded (parse_json.graph_parts(encoded=True)), beside strs: the same
+    as_bytes = [p.encode("ascii") for p in parts[:-1]] + parts[-1:]
+    assert b"".join(_pack({0: (Parts(as_bytes), ("w",))})) == b"".join(_pack({0: (joined, ("w",))}))
+    assert str(Parts(as_bytes)) == joined and not Parts(as_bytes).isascii()
+    assert Parts(as_bytes[:-1]).isascii() and str(Parts(as_bytes[:-1])) == "".join(ascii_parts)
+    with open(tmp_path / "out2.json", "w", encoding="utf-8") as out:
+        Parts([p.encode() for p in ascii_parts]).write_to(out)
+    assert (tmp_path / "out2.json").read_text() == "".join(ascii_parts)
+    for text in (Parts(parts), Parts(ascii_parts), Parts(as_bytes)):
         buf = io.StringIO()
         text.write_to(buf)
         assert buf.getvalue() == str(text)

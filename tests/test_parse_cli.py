@@ -253,6 +253,100 @@ def test_node_lists_written_by_hand_are_the_encoders_text():
     assert checked > 1000
 
 
+def test_node_lists_across_chunks_are_the_encoders_text(monkeypatch):
+    """The node lists are joined a chunk of nodes at a time: the same text at any chunk size,
+    an escape anywhere still sending the whole list through the encoder's escape."""
+    from dataclasses import replace
+
+    from compile_viz.artifacts import parse_path
+    from compile_viz.cli import parse_json
+    from tests.conftest import SAMPLE_RUNS
+
+    g = parse_path(str(SAMPLE_RUNS / "gpt_small.zip")).graphs[0]
+    nodes = list(g.post_grad_graph.nodes)
+    whole = "".join(parse_json._nodes_parts(tuple(nodes), p := []) or p)
+    odd = list(nodes)
+    odd[-1] = replace(nodes[-1], name='last"\u00e9')
+    odd_whole = "".join(parse_json._nodes_parts(tuple(odd), p := []) or p)
+    assert parse_json.graph_json(g)["post_grad_nodes"] == json.loads(whole)
+    for size in (1, 2, 7, len(nodes) - 1, len(nodes)):
+        monkeypatch.setattr(parse_json, "_CHUNK", size)
+        assert "".join(parse_json._nodes_parts(tuple(nodes), p := []) or p) == whole
+        assert "".join(parse_json._nodes_parts(tuple(odd), p := []) or p) == odd_whole
+    assert json.loads(odd_whole)[-1]["name"] == 'last"\u00e9'
+    assert "".join(parse_json._nodes_parts((), p := []) or p) == "[]"
+
+
+def test_links_and_groups_written_by_hand_are_the_encoders_text():
+    """The per-node maps of the links, the links' fusion groups, and the graph's scheduler nodes
+    and fusion groups are written by hand: the encoder's text for the values they stand for, with
+    names that need escapes too, and from any mapping of NodeLinks (not only the linker's)."""
+    from dataclasses import replace
+    from types import SimpleNamespace as NS
+
+    from compile_viz.artifacts import parse_path
+    from compile_viz.cli.parse_json import (
+        _ENCODE,
+        _fusion_groups_text,
+        _group_links_text,
+        _links_parts,
+        _scheduler_nodes_text,
+        graph_parts,
+        graph_text,
+    )
+    from compile_viz.linking import build_index
+    from compile_viz.linking.model import NodeLink
+    from tests.conftest import SAMPLE_RUNS
+
+    def links(index):
+        return "".join(_links_parts(index, p := []) or p)
+
+    def expected(index):
+        return _ENCODE({
+            "launches": json.loads(links(index))["launches"],
+            **{key: {name: {"launches": list(link.launches), "no_kernel_reason": link.no_kernel_reason or None}
+                     for (graph, name), link in index.nodes.items() if graph == g}
+               for key, g in (("fx_nodes", "aot_graph"), ("post_grad_nodes", "post_grad_graph"))},
+            "fusion_groups": [{"name": x.name, "kind": x.kind, "members": list(x.members), "buffers": list(x.buffers),
+                               "fused_away": list(x.fused_away), "launches": list(x.launches)} for x in index.groups],
+            "summary": json.loads(links(index))["summary"], "warnings": list(index.warnings),
+        })
+
+    odd = ("a\u00e9", 'q"uote', "back\\slash", "tab\t", "del\x7f", "\u2028")
+    checked = 0
+    for name in ("gpt_small", "transformer_layer"):
+        for g in parse_path(str(SAMPLE_RUNS / f"{name}.zip")).graphs:
+            index = build_index(g)
+            assert links(index) == expected(index)
+            plain = dict(index.nodes.items())  # a plain mapping: grouped by graph here
+            assert links(replace(index, nodes=plain)) == links(index)
+            for text in odd:
+                changed = dict(plain)
+                (graph, first), link = next(iter(plain.items()))
+                changed[(graph, first + text)] = NodeLink(first + text, graph, (0, 1), "")
+                changed[("aot_graph", text)] = NodeLink(text, "aot_graph", (), "why " + text)
+                assert links(replace(index, nodes=changed)) == expected(replace(index, nodes=changed))
+            groups = [NS(name=x.name, kind=x.kind, members=x.members, buffers=x.buffers) for x in g.post_fusion.fusion_groups]
+            nodes = [NS(name=n.name, node_type=n.node_type, kind=n.kind, buffer_names=n.buffer_names)
+                     for n in g.pre_fusion.nodes]
+            for text in ("plain",) + odd:
+                groups.append(NS(name=text, kind=text, members=(text, "m"), buffers=()))
+                nodes.append(NS(name=text, node_type=text, kind="k", buffer_names=(text,)))
+                link = NS(name=text, kind="fused", members=(), buffers=(text,), fused_away=(text, "x"), launches=(3, 4))
+                assert _group_links_text([link]) == _ENCODE([{
+                    "name": text, "kind": "fused", "members": [], "buffers": [text], "fused_away": [text, "x"],
+                    "launches": [3, 4]}])
+            assert _fusion_groups_text(groups) == _ENCODE(
+                [{"name": x.name, "kind": x.kind, "members": list(x.members), "buffers": list(x.buffers)} for x in groups])
+            assert _scheduler_nodes_text(nodes) == _ENCODE([
+                {"name": n.name, "type": n.node_type, "kind": n.kind, "buffers": list(n.buffer_names)} for n in nodes])
+            # a forked child's parts, encoded a section at a time: the same text
+            assert b"".join(graph_parts(g, index=index, encoded=True)) == graph_text(g, index=index).encode()
+            checked += len(index.nodes)
+    assert checked > 1000
+    assert _group_links_text(()) == _fusion_groups_text(()) == _scheduler_nodes_text(()) == "[]"
+
+
 def test_parse_of_a_folder_never_imports_shutil(tmp_path):
     """argparse's help formatter imports shutil to find the terminal's width; cli._Formatter is told
     it, so `parse --json` of a debug folder (no zipfile, which imports it too) never loads it."""

@@ -364,17 +364,20 @@ class Parts:
 
     __slots__ = ("parts",)
 
-    def __init__(self, parts: list[str]) -> None:
+    def __init__(self, parts: list) -> None:
+        # strs, and bytes for parts already encoded, always ASCII (parse_json.graph_parts(encoded=
+        # True): a section's strs encoded and freed as soon as it is made, not all held at once
+        # beside their bytes; ASCII, so that isascii need not read 6.6 MB of bytes again)
         self.parts = parts
 
     def __str__(self) -> str:
-        return "".join(self.parts)
+        return "".join([p if type(p) is str else p.decode("ascii") for p in self.parts])
 
     def isascii(self) -> bool:
-        return all(p.isascii() for p in self.parts)
+        return all(type(p) is bytes or p.isascii() for p in self.parts)
 
     def encoded(self) -> list[bytes]:
-        return [p.encode("utf-8", "surrogatepass") for p in self.parts]
+        return [p if type(p) is bytes else p.encode("utf-8", "surrogatepass") for p in self.parts]
 
     def write_to(self, out) -> None:
         """Write the text to the text stream `out`: through its file when it has one and the text

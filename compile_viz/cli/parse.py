@@ -103,7 +103,7 @@ def job_text(job: GraphJob) -> tuple[Parts, tuple[str, ...]]:
     g = job()
     index = build_index(g)
     _kept.append((g, index))
-    return Parts(graph_parts(g, index=index)), tuple(str(w) for w in g.warnings)
+    return Parts(graph_parts(g, index=index, encoded=True)), tuple(str(w) for w in g.warnings)
 
 
 def job_text_leaving_check(job: GraphJob, claim) -> tuple:
@@ -116,7 +116,7 @@ def job_text_leaving_check(job: GraphJob, claim) -> tuple:
     g = job.unchecked(claim.given)()
     index = build_index(g)
     _kept.append((g, index))
-    text, warnings = Parts(graph_parts(g, index=index)), tuple(str(w) for w in g.warnings)
+    text, warnings = Parts(graph_parts(g, index=index, encoded=True)), tuple(str(w) for w in g.warnings)
     if not claim.take():
         return text, warnings, False
     return (text, warnings) if job.intact() else job_text(job)

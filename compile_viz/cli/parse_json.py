@@ -83,6 +83,7 @@ def _nodes_parts(nodes: tuple[FxNode, ...], parts: list[str]) -> None:
     # nodes of gpt2_deep's backward, each made once (fewer pieces to join per node)
     mids: dict[tuple, str] = {}
     parts.append("[")
+    out: list[str] = []  # the nodes' texts since the last part
     sep = ""
     last_src = where = None
     for n in nodes:
@@ -101,15 +102,40 @@ def _nodes_parts(nodes: tuple[FxNode, ...], parts: list[str]) -> None:
         if (consts_text := seqs.get(consts)) is None:
             consts_text = seqs[consts] = _strs(consts)
         args_text = f'["{_QQ.join(args)}"]' if args else "[]"
-        parts.append(
+        out.append(
             f'{sep}{{"name":"{name}",{mid},"args":{args_text},'
             f'"constants":{consts_text}{where},"subgraph":"{subgraph}"}}'
         )
         sep = ","
-    parts.append("]")
+        if len(out) == _CHUNK:
+            parts.append("".join(out))
+            out.clear()  # their strs freed: the next nodes' reuse their memory
+    out.append("]")
+    parts.append("".join(out))
     if not _plain("".join(raw)):
         del parts[start:]
         _nodes_parts_escaped(nodes, parts)
+
+
+class _Memo(dict):
+    """A dict that makes a missing key's value with `make` and keeps it: looked up through map(),
+    a hit runs no Python code."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make) -> None:
+        super().__init__()
+        self.make = make
+
+    def __missing__(self, key):
+        value = self[key] = self.make(key)
+        return value
+
+
+# Nodes joined into one part: packing encodes a part at a time (a part for each node was ~12,000
+# small strs encoded one by one at 48 layers), and a chunk's node texts, freed once joined, leave
+# their memory to the next chunk's.
+_CHUNK = 512
 
 
 def _mid_text(op: str, target: str, dtype: str | None, shape, stride, seqs: dict) -> str:
@@ -199,18 +225,41 @@ def graph_text(g: GraphParse, times=None, index: GraphIndex | None = None) -> st
     return "".join(graph_parts(g, times, index))
 
 
-def graph_parts(g: GraphParse, times=None, index: GraphIndex | None = None) -> list[str]:
-    """graph_text(g, times, index) as the strs it is made of, not joined (cli/forked.Parts)."""
+def graph_parts(g: GraphParse, times=None, index: GraphIndex | None = None, encoded: bool = False) -> list:
+    """graph_text(g, times, index) as the strs it is made of, not joined (cli/forked.Parts); with
+    `encoded`, as their ASCII bytes, each section's encoded as soon as it is made (_encode_from)."""
     from compile_viz.linking import build_index  # the linking layer is loaded for --json only
 
+    # Encoding a section at once frees its strs for the next section's to reuse: encoded all at the
+    # end, the text was in memory twice (gpt2_deep's backward: 6.6 MB, a page fault per fresh 4 KB).
+    encode = _encode_from if encoded else _keep
     parts = [_ENCODE({"id": g.id, "kind": g.kind, "files": list(g.folder.files)})[:-1], ',"fx_nodes":']
     _nodes_parts(g.aot_graph.nodes if g.aot_graph else (), parts)
+    encode(parts, 0)
+    start = len(parts)
     parts.append(',"post_grad_nodes":')
     _nodes_parts(g.post_grad_graph.nodes if g.post_grad_graph else (), parts)
+    encode(parts, start)
+    start = len(parts)
     parts += [",", _rest_text(g), ',"links":']
     _links_parts(index or build_index(g), parts, times)
     parts.append("}")
+    encode(parts, start)
     return parts
+
+
+def _encode_from(parts: list, start: int) -> None:
+    """Encode parts[start:] as ASCII, as a document's text is (the encoder escapes the rest, and a
+    str is written between quotes as it is only when it needs no escape): forked.Parts takes its
+    bytes parts for ASCII without reading them again. A section that is not is left as strs."""
+    try:
+        parts[start:] = [p.encode("ascii") for p in parts[start:]]
+    except UnicodeEncodeError:
+        pass
+
+
+def _keep(parts: list, start: int) -> None:
+    pass
 
 
 def _rest_text(g: GraphParse) -> str:
@@ -220,40 +269,60 @@ def _rest_text(g: GraphParse) -> str:
     four lists made for each of a 48-layer backward's 919 launches took longer than their encoding."""
     oc = g.output_code
     post = g.post_fusion
-    before = {
-        "scheduler_nodes": [
-            {"name": n.name, "type": n.node_type, "kind": n.kind, "buffers": list(n.buffer_names)}
-            for n in (g.pre_fusion.nodes if g.pre_fusion else ())
-        ],
-        "fusion_groups": [
-            {"name": f.name, "kind": f.kind, "members": list(f.members), "buffers": list(f.buffers)}
-            for f in (post.fusion_groups if post else ())
-        ],
-        "kernels": [
-            {
-                "name": k.name,
-                "backend": k.backend,
-                "kind": k.kind,
-                "heuristics": k.heuristics,
-                "kernel_path": k.kernel_path,
-                "source": k.source,
-                "line": k.line,
-                "source_nodes": list(k.comments.source_nodes),
-                "original_aten": list(k.comments.original_aten),
-                "source_to_aten": {src: list(nodes) for src, nodes in k.comments.source_to_aten},
-                "graph_fragment": list(k.comments.graph_fragment),
-            }
-            for k in (oc.kernels if oc else ())
-        ],
-    }
+    kernels = _ENCODE([
+        {
+            "name": k.name,
+            "backend": k.backend,
+            "kind": k.kind,
+            "heuristics": k.heuristics,
+            "kernel_path": k.kernel_path,
+            "source": k.source,
+            "line": k.line,
+            "source_nodes": list(k.comments.source_nodes),
+            "original_aten": list(k.comments.original_aten),
+            "source_to_aten": {src: list(nodes) for src, nodes in k.comments.source_to_aten},
+            "graph_fragment": list(k.comments.graph_fragment),
+        }
+        for k in (oc.kernels if oc else ())
+    ])
     after = {
         "warnings": [str(w) for w in g.warnings],
         "fusion_decisions": fusion_json(g.fusion_decisions),
         # ahead of time only (a JIT graph's document is as it was): the exported program's signature
         **({"exported_program": exported_json(g.exported_program)} if g.exported_program is not None else {}),
     }
-    return (_ENCODE(before)[1:-1] + ',"launches":' + _launches_text(oc.launches if oc else ()) + ","
-            + _ENCODE(after)[1:-1])
+    return "".join([
+        '"scheduler_nodes":', _scheduler_nodes_text(g.pre_fusion.nodes if g.pre_fusion else ()),
+        ',"fusion_groups":', _fusion_groups_text(post.fusion_groups if post else ()),
+        ',"kernels":', kernels, ',"launches":', _launches_text(oc.launches if oc else ()), ",",
+        _ENCODE(after)[1:-1]])
+
+
+# Scheduler nodes and fusion groups are written by hand too: the encoder took ~1.2 us for each of a
+# 48-layer backward's 1,451 scheduler nodes (the dict and list made for each, then its many small
+# strs gathered and joined), against ~0.4 us here. Each str goes through the encoder's escape, so
+# the text is the encoder's whatever the names; tests/test_parse_cli.py checks it against it.
+def _scheduler_nodes_text(nodes) -> str:
+    """The JSON list of pre-fusion scheduler nodes, each {"name", "type", "kind", "buffers"}."""
+    return "[" + ",".join([
+        f'{{"name":{_str(n.name)},"type":{_str(n.node_type)},"kind":{_str(n.kind)},"buffers":{_strs(n.buffer_names)}}}'
+        for n in nodes]) + "]"
+
+
+def _fusion_groups_text(groups) -> str:
+    """The JSON list of post-fusion scheduler nodes, each {"name", "kind", "members", "buffers"}."""
+    return "[" + ",".join([
+        f'{{"name":{_str(f.name)},"kind":{_str(f.kind)},"members":{_strs(f.members)},"buffers":{_strs(f.buffers)}}}'
+        for f in groups]) + "]"
+
+
+def _group_links_text(groups) -> str:
+    """The JSON list of a graph's GroupLinks, each {"name", "kind", "members", "buffers",
+    "fused_away", "launches"}."""
+    return "[" + ",".join([
+        f'{{"name":{_str(g.name)},"kind":{_str(g.kind)},"members":{_strs(g.members)},"buffers":{_strs(g.buffers)},'
+        f'"fused_away":{_strs(g.fused_away)},"launches":[{",".join(map(int.__repr__, g.launches))}]}}'
+        for g in groups]) + "]"
 
 
 def _launches_text(launches) -> str:
@@ -311,7 +380,7 @@ def _links_parts(index: GraphIndex, parts: list[str], times=None) -> None:
     are (a small object for each of thousands of nodes)."""
     from compile_viz.linking.model import AOT, POST_GRAD, NodeLinks
 
-    maps: dict[str, list[str]] = {POST_GRAD: [], AOT: []}  # "name":{...} entries, joined with ","
+    maps = {POST_GRAD: "", AOT: ""}  # each graph's "name":{...} entries, joined with ","
     links = index.nodes
     if isinstance(links, NodeLinks):
         per_graph = list(links.by_graph())
@@ -320,33 +389,33 @@ def _links_parts(index: GraphIndex, parts: list[str], times=None) -> None:
         for (g, name), link in links.items():
             grouped.setdefault(g, {})[name] = (link.launches, link.no_kernel_reason)
         per_graph = list(grouped.items())
-    values: dict[tuple, str] = {}  # (launches, reason) -> its JSON: most nodes share theirs with others
     # the names between quotes as they are when none needs an escape (checked at once, in C)
     plain = _plain("".join(chain.from_iterable(by_name for _, by_name in per_graph)))
+    quote = '"' if plain else ""
+    # (launches, reason) -> ':{...}', its JSON after the name: most nodes share theirs with others
+    values = _Memo(lambda value: f'{quote}:{{"launches":[{",".join(map(str, value[0]))}],'
+                                 f'"no_kernel_reason":{_opt(value[1] or None)}}}')
     for g, by_name in per_graph:
-        if (entries := maps.get(g)) is None:
+        if g not in maps or not by_name:
             continue
-        for name, value in by_name.items():
-            if (text := values.get(value)) is None:
-                launches, reason = value
-                text = values[value] = f'{{"launches":[{",".join(map(str, launches))}],"no_kernel_reason":{_opt(reason or None)}}}'
-            entries.append(f'"{name}":{text}' if plain else f"{_str(name)}:{text}")
+        # entries laid out side by side (separator, name, value) and joined once: no str made per
+        # node (12,000 at 48 layers), and no Python code run per node but a new value's
+        pieces = ["," + quote] * (3 * len(by_name))
+        pieces[1::3] = by_name if plain else map(_str, by_name)
+        pieces[2::3] = map(values.__getitem__, by_name.values())
+        pieces[0] = quote
+        maps[g] = "".join(pieces)
     s = index.summary
     head = _launch_links_text(index.launches, times)
     tail = _ENCODE({
-        "fusion_groups": [
-            {"name": g.name, "kind": g.kind, "members": list(g.members), "buffers": list(g.buffers),
-             "fused_away": list(g.fused_away), "launches": list(g.launches)}
-            for g in index.groups
-        ],
         "summary": {
             "fx_ops": s.fx_ops, "post_grad_ops": s.post_grad_ops, "kernels": s.kernels, "launches": s.launches,
             "extern_calls": s.extern_calls, "fusion_groups": s.fusion_groups, "ops_per_kernel": s.ops_per_kernel,
         },
         "warnings": list(index.warnings),
     })
-    parts += ['{"launches":', head, ',"fx_nodes":{', ",".join(maps[AOT]), '},"post_grad_nodes":{',
-              ",".join(maps[POST_GRAD]), "},", tail[1:]]
+    parts += ['{"launches":', head, ',"fx_nodes":{', maps[AOT], '},"post_grad_nodes":{', maps[POST_GRAD],
+              '},"fusion_groups":', _group_links_text(index.groups), ",", tail[1:]]
 
 
 def _launch_links_text(launches, times) -> str:
