@@ -15,14 +15,15 @@ SYM_ANNOTATION = re.compile(r"^Sym\((.*)\)$")
 GLOG_PREFIX = re.compile(r"[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ [^\]]*:\d+\] ")
 
 
-def decode(data: bytes | str) -> tuple[str, bool]:
-    """Return the text and whether bytes had to be replaced because they were not UTF-8."""
+def decode(data: bytes | memoryview | str) -> tuple[str, bool]:
+    """Return the text and whether bytes had to be replaced because they were not UTF-8. `data`
+    may be a view of bytes (str() decodes any bytes-like object, without copying it first)."""
     if isinstance(data, str):
         return data, False
     try:
-        return data.decode("utf-8"), False
+        return str(data, "utf-8"), False
     except UnicodeDecodeError:
-        return data.decode("utf-8", errors="replace"), True
+        return str(data, "utf-8", "replace"), True
 
 
 def read_artifact(data: bytes | str, path: str, *, text_checks: bool = True) -> tuple[str, list]:

@@ -45,7 +45,7 @@ Split.__doc__ = """How a forked child's job may leave its tail to this process (
     given, runs here first, before this process's own share: its value (pickled) is the child's
     when it asks (`claim.given()`), for work the child would otherwise do itself, on its path."""
 
-MAX_CLAIMS = 256  # a pipe's file descriptor each, held until the results are in: the rest keep their tails
+MAX_CLAIMS = 256  # three file descriptors each (two pipes' read ends, a memfd), held until the results are in: the rest keep their tails
 
 
 class Claim:

@@ -98,9 +98,13 @@ _kept: list = []
 
 def job_text(job: GraphJob) -> tuple[Parts, tuple[str, ...]]:
     """One graph's JSON text (as its parts: forked.Parts), from its parse job, and its warnings."""
+    return _text_of(job())
+
+
+def _text_of(g) -> tuple[Parts, tuple[str, ...]]:
+    """A parsed graph's JSON text (linked here) and its warnings; the parse and links kept (_kept)."""
     from compile_viz.linking import build_index
 
-    g = job()
     index = build_index(g)
     _kept.append((g, index))
     return Parts(graph_parts(g, index=index, encoded=True)), tuple(str(w) for w in g.warnings)
@@ -111,12 +115,7 @@ def job_text_leaving_check(job: GraphJob, claim) -> tuple:
     ~15 ms, at 48 layers) left to the parent when the parent, done with its own share, took the
     check first (forked.Split): then (text, warnings, False); else job_text's (text, warnings),
     checked here. A payload not as logged has the job run again with its checks, to warn of it."""
-    from compile_viz.linking import build_index
-
-    g = job.unchecked(claim.given)()
-    index = build_index(g)
-    _kept.append((g, index))
-    text, warnings = Parts(graph_parts(g, index=index, encoded=True)), tuple(str(w) for w in g.warnings)
+    text, warnings = _text_of(job.unchecked(claim.given)())
     if not claim.take():
         return text, warnings, False
     return (text, warnings) if job.intact() else job_text(job)

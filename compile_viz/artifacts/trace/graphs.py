@@ -98,13 +98,15 @@ def kernel_stacks_of(log_path: str, g: TraceGraph, gid: str):
     itself). What `parse --json`'s parent makes first for a forked child (GraphJob.prepare), while
     the child parses the rest: a 48-layer backward's 3.6 MB of stacks, ~25 ms off the child's
     path. Their MD5 is checked with the rest (payloads_intact)."""
-    p = g.kernel_stack_traces
-    if p is None:
+    if g.kernel_stack_traces is None:
         return None
-    text = p.read(False)
-    if getattr(p.span, "replaced", False):
-        return None
-    return stacks_state(parse_kernel_stacks(text, path=f"{log_path}:{p.line}"))
+    stacks = _parse_stacks(log_path, g.kernel_stack_traces, False)
+    return None if getattr(g.kernel_stack_traces.span, "replaced", False) else stacks_state(stacks)
+
+
+def _parse_stacks(log_path: str, payload: Payload, check: bool):
+    """A kernel stacks payload parsed; its warnings at its entry's line of the log."""
+    return parse_kernel_stacks(payload.read(check), path=f"{log_path}:{payload.line}")
 
 
 def payloads_intact(log_path: str, g: TraceGraph, gid: str) -> bool:
@@ -166,10 +168,8 @@ def graph_parse(log_path: str, g: TraceGraph, gid: str, *, checks: bool = True, 
     stacks = None
     if g.kernel_stack_traces is not None:
         state = given() if given is not None else None
-        stacks = stacks_from_state(state) if state is not None else None
-        if stacks is None:
-            where = f"{log_path}:{g.kernel_stack_traces.line}"
-            stacks = parse_kernel_stacks(g.kernel_stack_traces.read(checks), path=where)
+        stacks = (stacks_from_state(state) if state is not None
+                  else _parse_stacks(log_path, g.kernel_stack_traces, checks))
         _check_payload(log_path, g, g.kernel_stack_traces, warnings, checks)
         warnings.extend(stacks.warnings)
     return GraphParse(folder=_folder(log_path, g, gid, files), aot_graph=fields.get("aot_graph"), post_grad_graph=fields.get("post_grad_graph"),

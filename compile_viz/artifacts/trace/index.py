@@ -182,16 +182,6 @@ def payload_view(raw: bytes) -> bytes | memoryview:
     return payload_bytes(raw)
 
 
-def decode_view(data: bytes | memoryview) -> tuple[str, bool]:
-    """text.decode(data) of bytes or of a view of them."""
-    if isinstance(data, bytes):
-        return decode(data)
-    try:
-        return str(data, "utf-8"), False
-    except UnicodeDecodeError:
-        return str(data, "utf-8", "replace"), True
-
-
 class HeldPayload:
     """A graph payload of a log read into memory (or mapped and walked whole), kept where it lies
     in the log's bytes and turned into text, its MD5 checked, when its graph is parsed: in whichever
@@ -217,7 +207,7 @@ class HeldPayload:
         if self._text is None or self._intact is None:
             data = payload_view(self.raw)
             if self._text is None:
-                self._text, self.replaced = decode_view(data)
+                self._text, self.replaced = decode(data)
             if self._intact is None:
                 self._intact = md5(data).hexdigest() == self.md5
         return self._text, self._intact
@@ -226,7 +216,7 @@ class HeldPayload:
         """Its text, its MD5 not checked yet (`intact`): a forked process that parses its graph
         may leave the check to a process with less to do (cli/parse.py)."""
         if self._text is None:
-            self._text, self.replaced = decode_view(payload_view(self.raw))
+            self._text, self.replaced = decode(payload_view(self.raw))
         return self._text
 
     def intact(self) -> bool:

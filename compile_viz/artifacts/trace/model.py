@@ -44,9 +44,7 @@ class Payload:
 
     @property
     def text(self) -> str:
-        if self.body is not None:
-            return self.body
-        return self.span.text()
+        return self.read(False)
 
     def read(self, check: bool) -> str:
         """Its text; with `check`, its MD5 checked in the same pass (`intact` then answers at once)."""
